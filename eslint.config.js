@@ -1,0 +1,7 @@
+import neostandard from 'neostandard'
+
+export default neostandard({
+  ts: true,
+  // Generated from the spec, and build output.
+  ignores: ['dist/**', 'lib/api-types.ts']
+})

@@ -1,0 +1,79 @@
+// The standalone server's configuration, read from the environment and
+// validated before anything starts. Only the server reads the environment;
+// the plugin takes options.
+import { envSchema } from 'env-schema'
+import type { ErrorObject } from 'ajv'
+import { DATABASE_URL_FORMS, isDatabaseUrl } from './stores/open-store.ts'
+import { DEFAULT_BODY_LIMIT } from './plugin.ts'
+
+export interface Config {
+  port: number
+  host: string
+  /** Accepted bearer tokens; empty when none was configured. */
+  tokens: string[]
+  databaseUrl: string
+  logLevel: string
+  bodyLimit: number
+}
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
+
+/** Each variable, its schema and meaning: validation and `--help` alike read it. */
+export const ENV_SCHEMA = {
+  type: 'object',
+  properties: {
+    PORT: { type: 'integer', minimum: 0, maximum: 65535, default: 3000, description: 'TCP port to listen on' },
+    HOST: { type: 'string', minLength: 1, default: '127.0.0.1', description: 'Address to listen on (0.0.0.0 for every interface)' },
+    PLANT_STORE_TOKENS: { type: 'string', description: 'Comma-separated bearer tokens the API accepts; when unset, one is generated and printed at start' },
+    DATABASE_URL: { type: 'string', minLength: 1, default: 'memory:', description: `Where plants are kept: ${DATABASE_URL_FORMS.join(', ')}` },
+    LOG_LEVEL: { type: 'string', enum: LOG_LEVELS, default: 'info', description: 'Least severe log level written' },
+    BODY_LIMIT: { type: 'integer', minimum: 1, default: DEFAULT_BODY_LIMIT, description: 'Largest accepted request body, in bytes' }
+  }
+} as const
+
+/** A configuration mistake; its message names the variable. */
+export class ConfigError extends Error {}
+
+function describe (error: ErrorObject): string {
+  const variable = error.instancePath.slice(1) || String(error.params.missingProperty ?? 'environment')
+  const allowed = error.params.allowedValues as unknown[] | undefined
+  return `${variable} ${error.message}${allowed ? ` (${allowed.join(', ')})` : ''}`
+}
+
+interface RawEnv {
+  PORT: number
+  HOST: string
+  PLANT_STORE_TOKENS?: string
+  DATABASE_URL: string
+  LOG_LEVEL: string
+  BODY_LIMIT: number
+}
+
+export function loadConfig (env: NodeJS.ProcessEnv): Config {
+  // An empty variable counts as unset, as shells and container files often
+  // leave them.
+  const data = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== ''))
+  let raw: RawEnv
+  try {
+    raw = envSchema<RawEnv>({ schema: structuredClone(ENV_SCHEMA) as never, data, env: false })
+  } catch (err) {
+    const errors = (err as { errors?: ErrorObject[] }).errors
+    throw new ConfigError(errors?.[0] ? describe(errors[0]) : (err as Error).message)
+  }
+
+  const tokens = raw.PLANT_STORE_TOKENS === undefined ? [] : raw.PLANT_STORE_TOKENS.split(',').map((token) => token.trim())
+  if (raw.PLANT_STORE_TOKENS !== undefined && tokens.some((token) => token === '' || /\s/.test(token))) {
+    throw new ConfigError('PLANT_STORE_TOKENS must be a comma-separated list of tokens, none empty and none with white space')
+  }
+  if (!isDatabaseUrl(raw.DATABASE_URL)) {
+    throw new ConfigError(`DATABASE_URL must be one of ${DATABASE_URL_FORMS.join(', ')} (got "${raw.DATABASE_URL}")`)
+  }
+  return {
+    port: raw.PORT,
+    host: raw.HOST,
+    tokens,
+    databaseUrl: raw.DATABASE_URL,
+    logLevel: raw.LOG_LEVEL,
+    bodyLimit: raw.BODY_LIMIT
+  }
+}

@@ -1,0 +1,32 @@
+// Every error this package raises, in one place (@fastify/error style). The
+// error handler (error-handler.ts) turns any of them, and Fastify's own, into
+// the spec's `Error` body.
+import createError from '@fastify/error'
+
+export const PlantConflictError = createError<[string]>(
+  'PLANT_STORE_CONFLICT', 'A plant with id %s exists with other content; it was not changed', 409)
+
+export const PlantNotFoundError = createError<[string]>(
+  'PLANT_STORE_NOT_FOUND', 'No plant has id %s', 404)
+
+export const BodyRequiredError = createError(
+  'PLANT_STORE_BODY_REQUIRED', 'A request body is required: send a JSON document with Content-Type: application/json', 400)
+
+export const InvalidJsonError = createError<[string]>(
+  'PLANT_STORE_INVALID_JSON', 'The request body is not valid JSON: %s', 400)
+
+export const MethodNotAllowedError = createError<[string, string, string]>(
+  'PLANT_STORE_METHOD_NOT_ALLOWED', 'Method %s is not allowed on %s; allowed: %s', 405)
+
+export const RouteNotFoundError = createError<[string, string]>(
+  'PLANT_STORE_ROUTE_NOT_FOUND', 'No route for %s %s', 404)
+
+// Configuration errors stop start-up; they are not HTTP answers.
+export const UnknownDatabaseError = createError<[string, string]>(
+  'PLANT_STORE_UNKNOWN_DATABASE', 'Unsupported database URL "%s": use one of %s')
+
+export const MissingOperationError = createError<[string]>(
+  'PLANT_STORE_MISSING_OPERATION', 'The spec names operation "%s" but the service has no method for it')
+
+export const NoTokensError = createError(
+  'PLANT_STORE_NO_TOKENS', 'The "tokens" option needs at least one non-empty token')

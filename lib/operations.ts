@@ -1,0 +1,93 @@
+// Binds the spec's operations to the service: the handler types come from
+// the generated api-types.ts, and the route table from the spec itself.
+import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
+import type { operations } from './api-types.ts'
+import { BodyRequiredError, MissingOperationError } from './errors.ts'
+import type { KnownPath } from './error-handler.ts'
+import type { OpenApiDocument, OperationObject } from './spec.ts'
+
+export type OperationId = keyof operations
+
+type JsonOf<T> = T extends { content: { 'application/json': infer B } } ? B : undefined
+type Part<T> = [Exclude<T, undefined>] extends [never] ? Record<string, never> : Exclude<T, undefined>
+type SuccessOf<R> =
+  200 extends keyof R ? JsonOf<R[200]>
+    : 201 extends keyof R ? JsonOf<R[201]>
+      : 204 extends keyof R ? void
+        : never
+
+/** What a service method receives: the request, validated against the spec. */
+export interface OperationRequest<Op extends OperationId> {
+  body: operations[Op] extends { requestBody: infer B } ? JsonOf<B> : undefined
+  params: Part<operations[Op]['parameters']['path']>
+  query: Part<operations[Op]['parameters']['query']>
+}
+
+/** What a service method resolves to: the body of the operation's success answer. */
+export type OperationResult<Op extends OperationId> = SuccessOf<operations[Op]['responses']>
+
+/**
+ * One method per operationId of the spec. A service that misses one, or
+ * takes or returns the wrong shape, does not compile.
+ */
+export type OperationHandlers = {
+  [Op in OperationId]: (request: OperationRequest<Op>) => Promise<OperationResult<Op>>
+}
+
+const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const
+
+interface SpecOperation {
+  method: string
+  path: string
+  operation: OperationObject
+}
+
+function specOperations (spec: OpenApiDocument): SpecOperation[] {
+  return Object.entries(spec.paths ?? {}).flatMap(([path, item]) =>
+    METHODS.flatMap((method) => {
+      const operation = item[method]
+      return operation ? [{ method, path, operation }] : []
+    }))
+}
+
+function successStatus (operation: OperationObject): number {
+  const codes = Object.keys(operation.responses ?? {}).map(Number).filter((code) => code >= 200 && code < 300)
+  return Math.min(...codes, 200)
+}
+
+/**
+ * The operationResolver for fastify-openapi-glue. It checks every operation
+ * up front, so that start-up fails when the service lacks a method rather
+ * than the first request that needs it.
+ */
+export function createOperationResolver (spec: OpenApiDocument, service: object) {
+  const routes = new Map<string, RouteOptions>()
+  for (const { operation } of specOperations(spec)) {
+    const operationId = operation.operationId ?? ''
+    const method = (service as Record<string, unknown>)[operationId]
+    if (typeof method !== 'function') throw new MissingOperationError(operationId)
+    const status = successStatus(operation)
+    routes.set(operationId, {
+      // A POST without a content type and without a body skips parsing and
+      // validation alike; a required body must not arrive as undefined.
+      ...(operation.requestBody?.required && {
+        preValidation: async (request: FastifyRequest) => {
+          if (request.body === undefined) throw new BodyRequiredError()
+        }
+      }),
+      handler: async (request: FastifyRequest, reply: FastifyReply) =>
+        reply.code(status).send(await method.call(service, request))
+    } as RouteOptions) // glue adds method, url and schema
+  }
+  // Every operationId was checked above.
+  return (operationId: string) => routes.get(operationId)!
+}
+
+/** Each path of the spec under the given prefix, with the methods it allows. */
+export function knownPaths (spec: OpenApiDocument, prefix: string): KnownPath[] {
+  const byPath = Map.groupBy(specOperations(spec), ({ path }) => path)
+  return [...byPath].map(([path, ops]) => ({
+    pattern: new RegExp('^' + (prefix + path).replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+') + '$'),
+    methods: ops.map(({ method }) => method.toUpperCase())
+  }))
+}

@@ -1,0 +1,23 @@
+// The plant store's operations, one method per operationId of the spec.
+// fastify-openapi-glue calls them with the request already authenticated and
+// validated; they know nothing of HTTP beyond the errors they throw.
+import type { OperationHandlers, OperationRequest, OperationResult } from '../lib/operations.ts'
+import type { PlantStore, StoredPlant } from '../lib/stores/plant-store.ts'
+import { PlantConflictError } from '../lib/errors.ts'
+
+export class PlantService implements OperationHandlers {
+  readonly #store: PlantStore
+
+  constructor (store: PlantStore) {
+    this.#store = store
+  }
+
+  async createPlant ({ body }: OperationRequest<'createPlant'>): Promise<OperationResult<'createPlant'>> {
+    // Only the fields of the spec are kept: unknown properties are neither
+    // stored nor echoed.
+    const plant: StoredPlant = { id: body.id, name: body.name }
+    if (body.tag !== undefined) plant.tag = body.tag
+    if (await this.#store.create(plant) === 'conflict') throw new PlantConflictError(String(plant.id))
+    return plant.tag === undefined ? { name: plant.name } : { name: plant.name, tag: plant.tag }
+  }
+}
