@@ -1,0 +1,106 @@
+import { execFile } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
+import Fastify from 'fastify'
+import t from 'tap'
+import type { Test } from 'tap'
+import plantStore, { MemoryStore } from '../lib/plugin.ts'
+import { build } from './helper.ts'
+
+const TOKEN = 'host-token'
+const auth = { authorization: `Bearer ${TOKEN}` }
+
+async function host (t: Test) {
+  const app = Fastify()
+  app.get('/health', async () => ({ ok: true }))
+  app.post('/echo', async (request) => ({ got: request.body }))
+  app.get('/boom', async () => { throw new Error('host error') })
+  await app.register(plantStore, { prefix: '/api', tokens: [TOKEN] })
+  t.teardown(() => app.close())
+  return app
+}
+
+t.test('the plugin serves its routes under the prefix', async (t) => {
+  const app = await build(t, { prefix: '/api', tokens: [TOKEN] })
+  const res = await app.inject({ method: 'POST', url: '/api/plants', headers: auth, payload: { id: 1, name: 'Fern' } })
+  t.equal(res.statusCode, 200)
+  t.same(res.json(), { name: 'Fern' })
+  const wrong = await app.inject({ method: 'GET', url: '/api/plants', headers: auth })
+  t.equal(wrong.statusCode, 405)
+  t.equal(wrong.json().message, 'Method GET is not allowed on /api/plants; allowed: POST')
+  t.equal((await app.inject({ method: 'POST', url: '/api/plants', payload: { id: 2, name: 'x' } })).statusCode, 401)
+})
+
+t.test('the host app keeps its own auth, parsers, errors and 404s', async (t) => {
+  const app = await host(t)
+  const health = await app.inject('/health')
+  t.equal(health.statusCode, 200, 'host routes need no token')
+  t.same(health.json(), { ok: true })
+
+  const echo = await app.inject({ method: 'POST', url: '/echo', headers: { 'content-type': 'text/plain' }, payload: 'hi' })
+  t.same(echo.json(), { got: 'hi' }, 'the host still parses text/plain')
+  const echoNumber = await app.inject({ method: 'POST', url: '/echo', headers: { 'content-type': 'application/json' }, payload: '{"n":9007199254740993}' })
+  t.same(echoNumber.json(), { got: { n: 9007199254740992 } }, 'the host keeps its own JSON parser')
+
+  const boom = await app.inject('/boom')
+  t.equal(boom.statusCode, 500)
+  t.same(boom.json(), { statusCode: 500, error: 'Internal Server Error', message: 'host error' }, 'the host keeps its error handler')
+
+  const missing = await app.inject('/nowhere')
+  t.equal(missing.json().error, 'Not Found', 'the host keeps its 404 handler')
+  const plantsAtRoot = await app.inject({ method: 'POST', url: '/plants', headers: auth, payload: { id: 1, name: 'x' } })
+  t.equal(plantsAtRoot.statusCode, 404, 'nothing leaks out of the prefix')
+})
+
+t.test('docs under the prefix point "Try it out" at the prefix', async (t) => {
+  const app = await host(t)
+  const res = await app.inject('/api/docs/json')
+  t.equal(res.statusCode, 200)
+  t.same(res.json().servers, [{ url: '/api', description: 'This server' }])
+  t.equal((await app.inject('/api/docs/')).statusCode, 200, 'Swagger UI is served')
+  t.equal((await app.inject('/api/docs/yaml')).statusCode, 200)
+})
+
+t.test('two instances side by side stay apart', async (t) => {
+  const app = Fastify()
+  await app.register(plantStore, { prefix: '/a', tokens: ['token-a'] })
+  await app.register(plantStore, { prefix: '/b', tokens: ['token-b'] })
+  t.teardown(() => app.close())
+  const plant = { id: 1, name: 'Fern' }
+  t.equal((await app.inject({ method: 'POST', url: '/a/plants', headers: { authorization: 'Bearer token-a' }, payload: plant })).statusCode, 200)
+  t.equal((await app.inject({ method: 'POST', url: '/b/plants', headers: { authorization: 'Bearer token-a' }, payload: plant })).statusCode, 401, 'tokens are per instance')
+  t.equal((await app.inject({ method: 'POST', url: '/b/plants', headers: { authorization: 'Bearer token-b' }, payload: { id: 1, name: 'Rose' } })).statusCode, 200, 'stores are per instance')
+})
+
+t.test('closing the host closes the store the plugin opened, not one passed in', async (t) => {
+  const closed = t.capture(MemoryStore.prototype, 'close', async () => {})
+  const app = Fastify()
+  const mine = new MemoryStore()
+  await app.register(plantStore, { prefix: '/opened', tokens: [TOKEN], database: 'memory:' })
+  await app.register(plantStore, { prefix: '/given', tokens: [TOKEN], database: mine })
+  await app.ready()
+  t.equal(closed.calls.length, 0)
+  await app.close()
+  t.equal(closed.calls.length, 1, 'one store closed')
+  t.not(closed.calls[0]!.receiver, mine, 'and not the one the host passed in')
+})
+
+t.test('an unknown database URL stops registration', async (t) => {
+  const app = Fastify()
+  t.teardown(() => app.close())
+  await t.rejects(async () => {
+    await app.register(plantStore, { tokens: [TOKEN], database: 'mysql://x' })
+  }, { code: 'PLANT_STORE_UNKNOWN_DATABASE' })
+})
+
+const tsc = fileURLToPath(import.meta.resolve('typescript/bin/tsc'))
+const typecheck = (file: string) => promisify(execFile)(process.execPath, [
+  tsc, '--ignoreConfig', '--noEmit', '--strict', '--target', 'es2024', '--module', 'nodenext', '--types', 'node',
+  fileURLToPath(new URL(`fixtures/${file}`, import.meta.url))
+])
+
+t.test('a TypeScript host app compiles against the published types', async (t) => {
+  await t.resolves(typecheck('host-app.ts'), 'test/fixtures/host-app.ts compiles')
+  const wrong = await typecheck('host-app-wrong.ts').then(() => ({ stdout: 'compiled' }), (err: { stdout: string }) => err)
+  t.match(wrong.stdout, /host-app-wrong\.ts\(6,.*TS2769/, 'wrong options do not')
+})

@@ -1,0 +1,36 @@
+import Fastify from 'fastify'
+import type { FastifyInstance, FastifyServerOptions } from 'fastify'
+import type { Test } from 'tap'
+import plantStore from '../lib/plugin.ts'
+import type { PlantStoreOptions } from '../lib/plugin.ts'
+import { contractProblems } from './contract.ts'
+
+export const TOKEN = 'test-token-1'
+export const AUTH = { authorization: `Bearer ${TOKEN}` }
+export const JSON_TYPE = { 'content-type': 'application/json' }
+
+export interface BuildOptions extends Partial<PlantStoreOptions> {
+  prefix?: string
+  server?: FastifyServerOptions
+}
+
+/**
+ * A host app with the plugin registered, closed when the test ends. Every
+ * answer of the plugin's routes is checked against the spec (the contract
+ * test): each one adds an assertion.
+ */
+export async function build (t: Test, { server, ...options }: BuildOptions = {}): Promise<FastifyInstance> {
+  const app = Fastify(server)
+  app.addHook('onSend', async (request, reply, payload) => {
+    const url = request.routeOptions.url ?? ''
+    const ours = request.url.startsWith(options.prefix ?? '')
+    if (ours && !url.includes('/docs') && reply.statusCode !== 204) {
+      const problems = contractProblems(request.routeOptions.schema?.operationId as string | undefined, reply.statusCode, String(payload ?? ''))
+      t.same(problems, [], `${request.method} ${request.url} → ${reply.statusCode} matches the spec`)
+    }
+    return payload
+  })
+  await app.register(plantStore, { tokens: [TOKEN], ...options })
+  t.teardown(() => app.close())
+  return app
+}

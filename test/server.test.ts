@@ -1,0 +1,138 @@
+// The standalone server as users run it (`npm start`, the bin): a real
+// process, listening on a real port.
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { createServer } from 'node:net'
+import type { AddressInfo } from 'node:net'
+import { setTimeout } from 'node:timers/promises'
+import { fileURLToPath } from 'node:url'
+import t from 'tap'
+import type { Test } from 'tap'
+import { contractProblems } from './contract.ts'
+
+const SERVER = fileURLToPath(new URL('../dist/lib/server.js', import.meta.url))
+
+interface Running {
+  url: string
+  stdout: () => string
+  stderr: () => string
+  stop: (signal?: NodeJS.Signals) => Promise<number | null>
+}
+
+function run (env: NodeJS.ProcessEnv) {
+  const child = spawn(process.execPath, [SERVER], { env: { PATH: process.env.PATH, PORT: '0', ...env } })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.setEncoding('utf8').on('data', (chunk) => { stdout += chunk })
+  child.stderr.setEncoding('utf8').on('data', (chunk) => { stderr += chunk })
+  const exited = once(child, 'exit').then(([code]) => code as number | null)
+  return { child, exited, stdout: () => stdout, stderr: () => stderr }
+}
+
+async function freePort (): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  const { port } = server.address() as AddressInfo
+  server.close()
+  return port
+}
+
+async function start (t: Test, env: NodeJS.ProcessEnv = {}): Promise<Running> {
+  const port = await freePort()
+  const proc = run({ PORT: String(port), ...env })
+  const url = `http://127.0.0.1:${port}`
+  // Ready when it answers, whatever its log level.
+  for (;;) {
+    if (proc.child.exitCode !== null) throw new Error(`server exited: ${proc.stderr()}`)
+    if (await fetch(`${url}/docs/json`).then((res) => res.ok, () => false)) break
+    await setTimeout(50)
+  }
+  const stop = async (signal: NodeJS.Signals = 'SIGTERM') => {
+    if (proc.child.exitCode === null) proc.child.kill(signal)
+    return proc.exited
+  }
+  t.teardown(() => stop('SIGKILL'))
+  return { url, stdout: proc.stdout, stderr: proc.stderr, stop }
+}
+
+async function call (t: Test, url: string, init: RequestInit = {}, operationId?: string) {
+  const res = await fetch(url, init)
+  const body = await res.text()
+  t.same(contractProblems(operationId, res.status, body), [], `${init.method ?? 'GET'} ${url} → ${res.status} matches the spec`)
+  return { status: res.status, headers: res.headers, body, json: () => JSON.parse(body) }
+}
+
+t.test('out of the box: a generated token, printed once, and a working API', async (t) => {
+  const server = await start(t)
+  const token = /generated token\s+(\S+)/.exec(server.stderr())?.[1]
+  t.ok(token, 'the token is printed')
+  t.match(server.stderr(), /set PLANT_STORE_TOKENS=/, 'with a hint on setting one')
+
+  const created = await call(t, `${server.url}/plants`, {
+    method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: '{"id":9223372036854775807,"name":"Fern","tag":"green"}'
+  }, 'createPlant')
+  t.equal(created.status, 200)
+  t.same(created.json(), { name: 'Fern', tag: 'green' })
+
+  const refused = await call(t, `${server.url}/plants`, {
+    method: 'POST', headers: { authorization: 'Bearer nope', 'content-type': 'application/json' }, body: '{"id":1,"name":"x"}'
+  }, 'createPlant')
+  t.equal(refused.status, 401)
+  t.equal(refused.headers.get('www-authenticate'), 'Bearer realm="plant-store", error="invalid_token"')
+
+  const invalid = await call(t, `${server.url}/plants`, {
+    method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: '{"id":"12","name":"x"}'
+  }, 'createPlant')
+  t.equal(invalid.status, 400)
+  t.match(invalid.json().message, /body\/id must be an integer/)
+
+  t.equal(await server.stop('SIGTERM'), 0, 'SIGTERM exits 0')
+  t.notOk(server.stdout().includes(token!), 'the token is not in the log')
+  t.match(server.stdout(), /"msg":"shutting down"/)
+})
+
+t.test('configured tokens, Swagger UI at /docs and the spec at /docs/json', async (t) => {
+  const server = await start(t, { PLANT_STORE_TOKENS: 'one,two', LOG_LEVEL: 'warn' })
+  t.notMatch(server.stderr(), /generated token/)
+  const created = await call(t, `${server.url}/plants`, {
+    method: 'POST', headers: { authorization: 'Bearer two', 'content-type': 'application/json' }, body: '{"id":1,"name":"Fern"}'
+  }, 'createPlant')
+  t.equal(created.status, 200)
+  t.notMatch(server.stdout(), /incoming request/, 'LOG_LEVEL=warn leaves out the request lines')
+
+  const ui = await fetch(`${server.url}/docs`)
+  t.equal(ui.status, 200)
+  t.match(await ui.text(), /swagger-ui/i)
+  const json = await (await fetch(`${server.url}/docs/json`)).json()
+  t.match(json, { openapi: '3.1.0', info: { title: 'OpenAPI Plant Store' }, servers: [{ url: '/' }] })
+  t.equal(await server.stop('SIGINT'), 0, 'SIGINT exits 0')
+})
+
+t.test('the body limit comes from BODY_LIMIT', async (t) => {
+  const server = await start(t, { PLANT_STORE_TOKENS: 'tok', BODY_LIMIT: '64' })
+  const res = await call(t, `${server.url}/plants`, {
+    method: 'POST', headers: { authorization: 'Bearer tok', 'content-type': 'application/json' }, body: JSON.stringify({ id: 1, name: 'x'.repeat(100) })
+  }, 'createPlant')
+  t.equal(res.status, 413)
+})
+
+t.test('a bad configuration stops the server with one line that names the variable', async (t) => {
+  for (const [env, variable] of [[{ PORT: 'abc' }, 'PORT'], [{ DATABASE_URL: 'mongodb://x' }, 'DATABASE_URL'],
+    [{ LOG_LEVEL: 'chatty' }, 'LOG_LEVEL'], [{ BODY_LIMIT: '-5' }, 'BODY_LIMIT'], [{ PLANT_STORE_TOKENS: ',' }, 'PLANT_STORE_TOKENS']] as const) {
+    const proc = run(env)
+    t.equal(await proc.exited, 1, `${variable}: exit code 1`)
+    const lines = proc.stderr().trim().split('\n')
+    t.equal(lines.length, 1, `${variable}: one line`)
+    t.match(lines[0], new RegExp(`^plant-store: configuration error: ${variable} `), `${variable}: named`)
+    t.notMatch(proc.stderr(), /\n\s+at /, `${variable}: no stack trace`)
+  }
+})
+
+t.test('a port in use stops the server with one line', async (t) => {
+  const first = await start(t, { PLANT_STORE_TOKENS: 'tok' })
+  const port = new URL(first.url).port
+  t.match(first.stdout(), `Server listening at ${first.url}`)
+  const second = run({ PLANT_STORE_TOKENS: 'tok', PORT: port })
+  t.equal(await second.exited, 1)
+  t.match(second.stderr(), new RegExp(`^plant-store: cannot listen on 127.0.0.1:${port}: .*EADDRINUSE.*\\n$`))
+})

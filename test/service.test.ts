@@ -1,0 +1,31 @@
+// The service without a server: its store goes in through the constructor.
+import t from 'tap'
+import { PlantService } from '../service/plant-service.ts'
+import { MemoryStore } from '../lib/plugin.ts'
+import { createOperationResolver } from '../lib/operations.ts'
+import { loadSpec } from '../lib/spec.ts'
+
+const request = (body: { id: bigint, name: string, tag?: string }) => ({ body, params: {}, query: {} })
+
+t.test('createPlant stores the plant and answers the Plant', async (t) => {
+  const store = new MemoryStore()
+  const service = new PlantService(store)
+  t.same(await service.createPlant(request({ id: 1n, name: 'Fern', tag: 'green' })), { name: 'Fern', tag: 'green' })
+  t.same(await store.get(1n), { id: 1n, name: 'Fern', tag: 'green' })
+  t.same(await service.createPlant(request({ id: 1n, name: 'Fern', tag: 'green' })), { name: 'Fern', tag: 'green' }, 'a replay')
+  await t.rejects(service.createPlant(request({ id: 1n, name: 'Rose' })), { statusCode: 409, code: 'PLANT_STORE_CONFLICT' })
+})
+
+t.test('only the spec\'s fields are stored', async (t) => {
+  const store = new MemoryStore()
+  const service = new PlantService(store)
+  await service.createPlant(request({ id: 2n, name: 'Ivy', extra: true } as never))
+  t.same(await store.get(2n), { id: 2n, name: 'Ivy' })
+})
+
+t.test('start-up refuses a service that lacks an operation of the spec', async (t) => {
+  const spec = await loadSpec()
+  t.throws(() => createOperationResolver(spec, {}), { code: 'PLANT_STORE_MISSING_OPERATION', message: /operation "createPlant"/ })
+  const resolve = createOperationResolver(spec, new PlantService(new MemoryStore()))
+  t.type(resolve('createPlant').handler, 'function')
+})

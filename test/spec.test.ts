@@ -1,0 +1,53 @@
+import { readFile } from 'node:fs/promises'
+import t from 'tap'
+import { loadSpec } from '../lib/spec.ts'
+import { generateTypes } from '../spec/generate-types.ts'
+
+const spec = await loadSpec() as Record<string, any>
+
+t.test('the document is the seed\'s', async (t) => {
+  t.equal(spec.openapi, '3.1.0')
+  t.match(spec.info, { title: 'OpenAPI Plant Store', version: '1.0.0', license: { name: 'MIT' } })
+  t.same(spec.security, [{ bearerAuth: [] }])
+  t.same(spec.components.securitySchemes, { bearerAuth: { type: 'http', scheme: 'bearer' } })
+})
+
+t.test('POST /plants is createPlant as the seed describes it', async (t) => {
+  const op = spec.paths['/plants'].post
+  t.equal(op.operationId, 'createPlant')
+  t.equal(op.description, 'Creates a new plant in the store')
+  t.equal(op.requestBody.required, true)
+  t.same(Object.keys(op.requestBody.content), ['application/json'])
+  t.same(op.requestBody.content['application/json'].schema, { $ref: '#/components/schemas/NewPlant' })
+  t.equal(op.responses['200'].description, 'plant response')
+  t.same(op.responses['200'].content['application/json'].schema, { $ref: '#/components/schemas/Plant' })
+  t.equal(op.responses['400'].description, 'unexpected error')
+  t.same(op.responses['400'].content['application/json'].schema, { $ref: '#/components/schemas/Error' })
+})
+
+t.test('the schemas are the seed\'s', async (t) => {
+  const { Plant, NewPlant, Error } = spec.components.schemas
+  t.match(Plant, { type: 'object', required: ['name'], properties: { name: { type: 'string' }, tag: { type: 'string' } } })
+  t.same(Object.keys(Plant.properties), ['name', 'tag'])
+  t.same(NewPlant.allOf[0], { $ref: '#/components/schemas/Plant' })
+  t.match(NewPlant.allOf[1], { type: 'object', required: ['id'], properties: { id: { type: 'integer', format: 'int64' } } })
+  t.match(Error, { type: 'object', required: ['error', 'message'], properties: { error: { type: 'integer', format: 'int32' }, message: { type: 'string' } } })
+})
+
+t.test('every status the service adds answers an Error body', async (t) => {
+  for (const [path, item] of Object.entries<Record<string, any>>(spec.paths)) {
+    for (const [method, op] of Object.entries<Record<string, any>>(item)) {
+      for (const [status, response] of Object.entries<Record<string, any>>(op.responses)) {
+        if (Number(status) < 400) continue
+        const resolved = response.$ref ? spec.components.responses[response.$ref.split('/').pop()] : response
+        t.same(resolved.content['application/json'].schema, { $ref: '#/components/schemas/Error' }, `${method} ${path} ${status}`)
+      }
+    }
+  }
+  t.match(spec.info.description, /`error` field is\s+the HTTP status code/, 'the meaning of `error` is written down')
+})
+
+t.test('lib/api-types.ts is generated from the current spec', async (t) => {
+  const committed = await readFile(new URL('../lib/api-types.ts', import.meta.url), 'utf8')
+  t.equal(committed, await generateTypes(), 'run `npm run generate` after changing the spec')
+})

@@ -1,0 +1,86 @@
+// One behaviour for every PlantStore: each backend's test file runs this.
+import type { Test } from 'tap'
+import type { PlantStore } from '../lib/plugin.ts'
+
+export function storeSuite (t: Test, open: () => Promise<PlantStore>): void {
+  const fresh = async (t: Test) => {
+    const store = await open()
+    t.teardown(() => store.close())
+    return store
+  }
+
+  t.test('create, then get', async (t) => {
+    const store = await fresh(t)
+    t.equal(await store.create({ id: 1n, name: 'Fern', tag: 'green' }), 'created')
+    t.equal(await store.create({ id: 2n, name: 'Rose' }), 'created')
+    t.same(await store.get(1n), { id: 1n, name: 'Fern', tag: 'green' })
+    t.same(await store.get(2n), { id: 2n, name: 'Rose' })
+    t.notOk('tag' in (await store.get(2n))!, 'an absent tag stays absent')
+    t.equal(await store.get(3n), undefined)
+  })
+
+  t.test('the same id: replay or conflict, never an overwrite', async (t) => {
+    const store = await fresh(t)
+    await store.create({ id: 5n, name: 'Fern', tag: 'a' })
+    t.equal(await store.create({ id: 5n, name: 'Fern', tag: 'a' }), 'replayed')
+    t.equal(await store.create({ id: 5n, name: 'Fern', tag: 'b' }), 'conflict')
+    t.equal(await store.create({ id: 5n, name: 'Fern' }), 'conflict')
+    t.equal(await store.create({ id: 5n, name: 'Rose', tag: 'a' }), 'conflict')
+    t.same(await store.get(5n), { id: 5n, name: 'Fern', tag: 'a' })
+  })
+
+  t.test('the empty string is a tag, distinct from no tag', async (t) => {
+    const store = await fresh(t)
+    await store.create({ id: 6n, name: 'Fern', tag: '' })
+    t.same(await store.get(6n), { id: 6n, name: 'Fern', tag: '' })
+    t.equal(await store.create({ id: 6n, name: 'Fern' }), 'conflict')
+  })
+
+  t.test('int64 ids at the edges of the range', async (t) => {
+    const store = await fresh(t)
+    const ids = [-(2n ** 63n), -(2n ** 53n) - 1n, -1n, 0n, 2n ** 53n + 1n, 2n ** 63n - 1n]
+    for (const id of ids) t.equal(await store.create({ id, name: `p${id}` }), 'created')
+    for (const id of ids) t.same(await store.get(id), { id, name: `p${id}` }, `${id} round-trips`)
+    t.equal(await store.get(2n ** 53n), undefined, '2^53 is not 2^53+1')
+  })
+
+  t.test('list: ascending ids, an exclusive cursor, a limit; every plant once', async (t) => {
+    const store = await fresh(t)
+    const ids = [5n, -3n, 2n ** 63n - 1n, 0n, 17n, -(2n ** 63n), 2n ** 53n + 1n, 2n ** 53n, 8n]
+    for (const id of ids) await store.create({ id, name: String(id) })
+    const sorted = [...ids].sort((a, b) => (a < b ? -1 : 1))
+    t.same((await store.list({ limit: 100 })).map((p) => p.id), sorted)
+    t.same((await store.list({ limit: 3 })).map((p) => p.id), sorted.slice(0, 3))
+    t.same((await store.list({ after: 0n, limit: 2 })).map((p) => p.id), [5n, 8n])
+    t.same(await store.list({ after: 2n ** 63n - 1n, limit: 10 }), [])
+
+    const seen: bigint[] = []
+    let after: bigint | undefined
+    for (;;) {
+      const page = await store.list({ after, limit: 2 })
+      if (page.length === 0) break
+      seen.push(...page.map((p) => p.id))
+      after = page.at(-1)!.id
+    }
+    t.same(seen, sorted, 'paging with the last id returns every plant once, in order')
+  })
+
+  t.test('delete', async (t) => {
+    const store = await fresh(t)
+    await store.create({ id: 9n, name: 'Fern' })
+    t.equal(await store.delete(9n), true)
+    t.equal(await store.delete(9n), false)
+    t.equal(await store.get(9n), undefined)
+    t.equal(await store.create({ id: 9n, name: 'Rose' }), 'created', 'a deleted id can be used again')
+  })
+
+  t.test('what is stored cannot be changed through a returned object', async (t) => {
+    const store = await fresh(t)
+    const plant = { id: 10n, name: 'Fern' }
+    await store.create(plant)
+    plant.name = 'changed'
+    const got = (await store.get(10n))!
+    got.name = 'changed too'
+    t.same(await store.get(10n), { id: 10n, name: 'Fern' })
+  })
+}
