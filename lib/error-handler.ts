@@ -62,7 +62,9 @@ export function createErrorHandler (options: ErrorHandlerOptions) {
   }
 }
 
-export function createNotFoundHandler (paths: KnownPath[]) {
+/** `docsUrl`, when the docs are served, is offered to whoever is lost. */
+export function createNotFoundHandler (paths: KnownPath[], docsUrl?: string) {
+  const hint = docsUrl ? `; the API is described at ${docsUrl}` : ''
   return function notFoundHandler (request: FastifyRequest, reply: FastifyReply): never {
     const path = request.url.split('?', 1)[0] ?? ''
     const known = paths.find(({ pattern }) => pattern.test(path))
@@ -71,6 +73,6 @@ export function createNotFoundHandler (paths: KnownPath[]) {
       reply.header('allow', allowed)
       throw new MethodNotAllowedError(request.method, path, allowed)
     }
-    throw new RouteNotFoundError(request.method, path)
+    throw new RouteNotFoundError(request.method, path, hint)
   }
 }

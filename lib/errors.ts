@@ -18,8 +18,8 @@ export const InvalidJsonError = createError<[string]>(
 export const MethodNotAllowedError = createError<[string, string, string]>(
   'PLANT_STORE_METHOD_NOT_ALLOWED', 'Method %s is not allowed on %s; allowed: %s', 405)
 
-export const RouteNotFoundError = createError<[string, string]>(
-  'PLANT_STORE_ROUTE_NOT_FOUND', 'No route for %s %s', 404)
+export const RouteNotFoundError = createError<[string, string, string]>(
+  'PLANT_STORE_ROUTE_NOT_FOUND', 'No route for %s %s%s', 404)
 
 // Configuration errors stop start-up; they are not HTTP answers.
 export const UnknownDatabaseError = createError<[string, string]>(

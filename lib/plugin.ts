@@ -54,7 +54,8 @@ const plantStore: FastifyPluginAsync<PlantStoreOptions> = async function plantSt
 
   fastify.setValidatorCompiler(createValidatorCompiler())
   fastify.setErrorHandler(createErrorHandler({ bodyLimit, realm: options.realm ?? 'plant-store' }))
-  fastify.setNotFoundHandler(createNotFoundHandler(knownPaths(spec, fastify.prefix)))
+  fastify.setNotFoundHandler(createNotFoundHandler(knownPaths(spec, fastify.prefix),
+    options.docs === false ? undefined : `${fastify.prefix}/docs`))
 
   // JSON only, parsed without losing int64 digits; any other content type
   // is refused with 415 by Fastify itself.

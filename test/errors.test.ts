@@ -8,7 +8,13 @@ t.test('an unknown route answers 404 Error', async (t) => {
   const app = await build(t)
   const res = await app.inject({ url: '/nothing/here', headers: AUTH })
   t.equal(res.statusCode, 404)
-  t.same(res.json(), { error: 404, message: 'No route for GET /nothing/here' })
+  t.same(res.json(), { error: 404, message: 'No route for GET /nothing/here; the API is described at /docs' })
+})
+
+t.test('without docs, the 404 does not point at them', async (t) => {
+  const app = await build(t, { docs: false, prefix: '/v1' })
+  const res = await app.inject({ url: '/v1/nothing', headers: AUTH })
+  t.same(res.json(), { error: 404, message: 'No route for GET /v1/nothing' })
 })
 
 t.test('a wrong method on a known path answers 405 with Allow', async (t) => {
