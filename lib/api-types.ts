@@ -11,7 +11,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List plants
+         * @description Lists the stored plants in ascending id order, one page at a time
+         */
+        get: operations["listPlants"];
         put?: never;
         /**
          * Create a plant
@@ -19,6 +23,33 @@ export interface paths {
          */
         post: operations["createPlant"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/plants/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identification number of the plant */
+                id: bigint;
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a plant
+         * @description Returns the plant stored under an id
+         */
+        get: operations["getPlant"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a plant
+         * @description Deletes the plant stored under an id
+         */
+        delete: operations["deletePlant"];
         options?: never;
         head?: never;
         patch?: never;
@@ -41,6 +72,8 @@ export interface components {
              */
             id: bigint;
         };
+        /** @description A plant as stored, with its id */
+        StoredPlant: components["schemas"]["NewPlant"];
         Error: {
             /**
              * Format: int32
@@ -52,6 +85,35 @@ export interface components {
         };
     };
     responses: {
+        /** @description A parameter is not valid; the message names it */
+        BadRequest: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description No plant has this id */
+        NotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The database cannot be reached or is full; nothing was changed */
+        Unavailable: {
+            headers: {
+                /** @description Seconds to wait before trying again */
+                "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description The bearer token is missing or not accepted */
         Unauthorized: {
             headers: {
@@ -107,6 +169,35 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    listPlants: {
+        parameters: {
+            query?: {
+                /** @description How many plants to return at most */
+                limit?: number;
+                /** @description Only plants with a greater id (the last id of the previous page) */
+                after?: bigint;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of plants, in ascending id order */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StoredPlant"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     createPlant: {
         parameters: {
             query?: never;
@@ -144,6 +235,61 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getPlant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identification number of the plant */
+                id: bigint;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stored plant */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StoredPlant"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    deletePlant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identification number of the plant */
+                id: bigint;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The plant was deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
         };
     };
 }

@@ -3,7 +3,7 @@
 // the plugin takes options.
 import { envSchema } from 'env-schema'
 import type { ErrorObject } from 'ajv'
-import { DATABASE_URL_FORMS, isDatabaseUrl } from './stores/open-store.ts'
+import { DATABASE_URL_FORMS, DEFAULT_DATABASE_URL, isDatabaseUrl } from './stores/open-store.ts'
 import { DEFAULT_BODY_LIMIT } from './plugin.ts'
 
 export interface Config {
@@ -25,7 +25,7 @@ export const ENV_SCHEMA = {
     PORT: { type: 'integer', minimum: 0, maximum: 65535, default: 3000, description: 'TCP port to listen on' },
     HOST: { type: 'string', minLength: 1, default: '127.0.0.1', description: 'Address to listen on (0.0.0.0 for every interface)' },
     PLANT_STORE_TOKENS: { type: 'string', description: 'Comma-separated bearer tokens the API accepts; when unset, one is generated and printed at start' },
-    DATABASE_URL: { type: 'string', minLength: 1, default: 'memory:', description: `Where plants are kept: ${DATABASE_URL_FORMS.join(', ')}` },
+    DATABASE_URL: { type: 'string', minLength: 1, default: DEFAULT_DATABASE_URL, description: `Where plants are kept: ${DATABASE_URL_FORMS.join(', ')}` },
     LOG_LEVEL: { type: 'string', enum: LOG_LEVELS, default: 'info', description: 'Least severe log level written' },
     BODY_LIMIT: { type: 'integer', minimum: 1, default: DEFAULT_BODY_LIMIT, description: 'Largest accepted request body, in bytes' }
   }

@@ -1,7 +1,7 @@
 // The one place where errors become answers: every error, whoever raised it,
 // leaves as the spec's `Error` body, with `error` = the HTTP status code.
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
-import { MethodNotAllowedError, RouteNotFoundError } from './errors.ts'
+import { MethodNotAllowedError, RETRY_AFTER_SECONDS, RouteNotFoundError } from './errors.ts'
 import type { components } from './api-types.ts'
 
 type ErrorBody = components['schemas']['Error']
@@ -45,6 +45,12 @@ export function createErrorHandler (options: ErrorHandlerOptions) {
   return function errorHandler (error: FastifyError, request: FastifyRequest, reply: FastifyReply): ErrorBody {
     const status = statusOf(error)
     reply.code(status)
+    if (status === 503) {
+      // Expected when the database is away: say so, and when to come back.
+      reply.header('retry-after', String(RETRY_AFTER_SECONDS))
+      request.log.warn({ err: error }, 'service unavailable')
+      return { error: status, message: error.code === 'PLANT_STORE_UNAVAILABLE' ? error.message : 'The service is unavailable; retry shortly' }
+    }
     if (status >= 500) {
       // The details go to the log only: a 5xx message must not reveal internals.
       request.log.error({ err: error }, 'request failed')

@@ -9,6 +9,16 @@ export const PlantConflictError = createError<[string]>(
 export const PlantNotFoundError = createError<[string]>(
   'PLANT_STORE_NOT_FOUND', 'No plant has id %s', 404)
 
+/**
+ * The database cannot take the request now (unreachable, full, shutting
+ * down). Nothing was changed; the client may retry after `retryAfter` seconds.
+ */
+export const StoreUnavailableError = createError<[string]>(
+  'PLANT_STORE_UNAVAILABLE', 'The plant database is unavailable (%s); nothing was changed, retry shortly', 503)
+
+/** Seconds a client is asked to wait after a 503. */
+export const RETRY_AFTER_SECONDS = 2
+
 export const BodyRequiredError = createError(
   'PLANT_STORE_BODY_REQUIRED', 'A request body is required: send a JSON document with Content-Type: application/json', 400)
 

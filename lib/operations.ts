@@ -52,7 +52,7 @@ function specOperations (spec: OpenApiDocument): SpecOperation[] {
 
 function successStatus (operation: OperationObject): number {
   const codes = Object.keys(operation.responses ?? {}).map(Number).filter((code) => code >= 200 && code < 300)
-  return Math.min(...codes, 200)
+  return codes.length > 0 ? Math.min(...codes) : 200
 }
 
 /**

@@ -12,7 +12,7 @@ import { NoTokensError } from './errors.ts'
 import { parseJsonBody } from './json-body.ts'
 import { createOperationResolver, knownPaths } from './operations.ts'
 import { loadSpec } from './spec.ts'
-import { openStore } from './stores/open-store.ts'
+import { DEFAULT_DATABASE_URL, openStore } from './stores/open-store.ts'
 import type { PlantStore } from './stores/plant-store.ts'
 import { createValidatorCompiler } from './validation.ts'
 
@@ -20,9 +20,10 @@ export interface PlantStoreOptions {
   /** Bearer tokens the API accepts; at least one. */
   tokens: readonly string[]
   /**
-   * Where plants are kept: a database URL (`memory:`), or a store instance.
-   * A store the plugin opens from a URL is closed with the app; an instance
-   * passed in stays the caller's to close. Default `memory:`.
+   * Where plants are kept: a database URL (`file:PATH` for SQLite,
+   * `postgres://…`, `memory:`), or a store instance. A store the plugin opens
+   * from a URL is closed with the app; an instance passed in stays the
+   * caller's to close. Default `file:./data/plants.db`.
    */
   database?: string | PlantStore
   /** Largest accepted request body in bytes. Default 1 MiB. */
@@ -47,7 +48,7 @@ const plantStore: FastifyPluginAsync<PlantStoreOptions> = async function plantSt
   if (typeof options.database === 'object') {
     store = options.database
   } else {
-    store = await openStore(options.database ?? 'memory:')
+    store = await openStore(options.database ?? DEFAULT_DATABASE_URL, { log: fastify.log })
     fastify.addHook('onClose', () => store.close())
   }
   const service = new PlantService(store)

@@ -3,7 +3,7 @@
 // validated; they know nothing of HTTP beyond the errors they throw.
 import type { OperationHandlers, OperationRequest, OperationResult } from '../lib/operations.ts'
 import type { PlantStore, StoredPlant } from '../lib/stores/plant-store.ts'
-import { PlantConflictError } from '../lib/errors.ts'
+import { PlantConflictError, PlantNotFoundError } from '../lib/errors.ts'
 
 export class PlantService implements OperationHandlers {
   readonly #store: PlantStore
@@ -19,5 +19,20 @@ export class PlantService implements OperationHandlers {
     if (body.tag !== undefined) plant.tag = body.tag
     if (await this.#store.create(plant) === 'conflict') throw new PlantConflictError(String(plant.id))
     return plant.tag === undefined ? { name: plant.name } : { name: plant.name, tag: plant.tag }
+  }
+
+  async getPlant ({ params }: OperationRequest<'getPlant'>): Promise<OperationResult<'getPlant'>> {
+    const plant = await this.#store.get(params.id)
+    if (plant === undefined) throw new PlantNotFoundError(String(params.id))
+    return plant
+  }
+
+  async listPlants ({ query }: OperationRequest<'listPlants'>): Promise<OperationResult<'listPlants'>> {
+    // The spec's default (100) fills in a missing limit before this runs.
+    return this.#store.list({ after: query.after, limit: query.limit! })
+  }
+
+  async deletePlant ({ params }: OperationRequest<'deletePlant'>): Promise<OperationResult<'deletePlant'>> {
+    if (!await this.#store.delete(params.id)) throw new PlantNotFoundError(String(params.id))
   }
 }

@@ -3,8 +3,14 @@ import { loadConfig } from '../lib/config.ts'
 
 t.test('defaults', async (t) => {
   t.same(loadConfig({}), {
-    port: 3000, host: '127.0.0.1', tokens: [], databaseUrl: 'memory:', logLevel: 'info', bodyLimit: 1048576
+    port: 3000, host: '127.0.0.1', tokens: [], databaseUrl: 'file:./data/plants.db', logLevel: 'info', bodyLimit: 1048576
   })
+})
+
+t.test('each kind of database URL is accepted', async (t) => {
+  for (const url of ['memory:', 'file:./data/plants.db', 'file:/var/lib/plants.db', 'file:///var/lib/plants.db', 'postgres://u@h/db', 'postgresql://h:5432/db']) {
+    t.equal(loadConfig({ DATABASE_URL: url }).databaseUrl, url)
+  }
 })
 
 t.test('every variable is read', async (t) => {
@@ -26,7 +32,9 @@ t.test('each bad value is refused with a message that names the variable', async
     [{ LOG_LEVEL: 'loud' }, /^LOG_LEVEL must be equal to one of the allowed values \(fatal, error/],
     [{ BODY_LIMIT: '0' }, /^BODY_LIMIT must be >= 1$/],
     [{ BODY_LIMIT: '1.5' }, /^BODY_LIMIT must be integer$/],
-    [{ DATABASE_URL: 'mysql://localhost/x' }, /^DATABASE_URL must be one of memory: \(got "mysql:\/\/localhost\/x"\)$/],
+    [{ DATABASE_URL: 'mysql://localhost/x' }, /^DATABASE_URL must be one of file:PATH, postgres:\/\/…, memory: \(got "mysql:\/\/localhost\/x"\)$/],
+    [{ DATABASE_URL: 'file:' }, /^DATABASE_URL must be one of/],
+    [{ DATABASE_URL: 'postgres://' }, /^DATABASE_URL must be one of/],
     [{ PLANT_STORE_TOKENS: 'a,,b' }, /^PLANT_STORE_TOKENS must be a comma-separated list/],
     [{ PLANT_STORE_TOKENS: 'a b' }, /^PLANT_STORE_TOKENS must be a comma-separated list/]
   ]

@@ -15,7 +15,7 @@ async function host (t: Test) {
   app.get('/health', async () => ({ ok: true }))
   app.post('/echo', async (request) => ({ got: request.body }))
   app.get('/boom', async () => { throw new Error('host error') })
-  await app.register(plantStore, { prefix: '/api', tokens: [TOKEN] })
+  await app.register(plantStore, { prefix: '/api', tokens: [TOKEN], database: 'memory:' })
   t.teardown(() => app.close())
   return app
 }
@@ -25,9 +25,9 @@ t.test('the plugin serves its routes under the prefix', async (t) => {
   const res = await app.inject({ method: 'POST', url: '/api/plants', headers: auth, payload: { id: 1, name: 'Fern' } })
   t.equal(res.statusCode, 200)
   t.same(res.json(), { name: 'Fern' })
-  const wrong = await app.inject({ method: 'GET', url: '/api/plants', headers: auth })
+  const wrong = await app.inject({ method: 'PUT', url: '/api/plants', headers: auth })
   t.equal(wrong.statusCode, 405)
-  t.equal(wrong.json().message, 'Method GET is not allowed on /api/plants; allowed: POST')
+  t.equal(wrong.json().message, 'Method PUT is not allowed on /api/plants; allowed: GET, POST')
   t.equal((await app.inject({ method: 'POST', url: '/api/plants', payload: { id: 2, name: 'x' } })).statusCode, 401)
 })
 
@@ -63,8 +63,8 @@ t.test('docs under the prefix point "Try it out" at the prefix', async (t) => {
 
 t.test('two instances side by side stay apart', async (t) => {
   const app = Fastify()
-  await app.register(plantStore, { prefix: '/a', tokens: ['token-a'] })
-  await app.register(plantStore, { prefix: '/b', tokens: ['token-b'] })
+  await app.register(plantStore, { prefix: '/a', tokens: ['token-a'], database: 'memory:' })
+  await app.register(plantStore, { prefix: '/b', tokens: ['token-b'], database: 'memory:' })
   t.teardown(() => app.close())
   const plant = { id: 1, name: 'Fern' }
   t.equal((await app.inject({ method: 'POST', url: '/a/plants', headers: { authorization: 'Bearer token-a' }, payload: plant })).statusCode, 200)

@@ -19,11 +19,11 @@ t.test('without docs, the 404 does not point at them', async (t) => {
 
 t.test('a wrong method on a known path answers 405 with Allow', async (t) => {
   const app = await build(t)
-  for (const method of ['GET', 'PUT', 'DELETE', 'PATCH'] as const) {
+  for (const method of ['PUT', 'DELETE', 'PATCH'] as const) {
     const res = await app.inject({ method, url: '/plants?x=1', headers: AUTH })
     t.equal(res.statusCode, 405, `${method} /plants`)
-    t.equal(res.headers.allow, 'POST')
-    t.same(res.json(), { error: 405, message: `Method ${method} is not allowed on /plants; allowed: POST` })
+    t.equal(res.headers.allow, 'GET, POST')
+    t.same(res.json(), { error: 405, message: `Method ${method} is not allowed on /plants; allowed: GET, POST` })
   }
 })
 

@@ -30,7 +30,7 @@ export async function build (t: Test, { server, ...options }: BuildOptions = {})
     }
     return payload
   })
-  await app.register(plantStore, { tokens: [TOKEN], ...options })
+  await app.register(plantStore, { tokens: [TOKEN], database: 'memory:', ...options })
   t.teardown(() => app.close())
   return app
 }

@@ -1,66 +1,6 @@
-// The standalone server as users run it (`npm start`, the bin): a real
-// process, listening on a real port.
-import { spawn } from 'node:child_process'
-import { once } from 'node:events'
-import { createServer } from 'node:net'
-import type { AddressInfo } from 'node:net'
-import { setTimeout } from 'node:timers/promises'
-import { fileURLToPath } from 'node:url'
+// The standalone server as users run it: configuration, tokens, docs, signals.
 import t from 'tap'
-import type { Test } from 'tap'
-import { contractProblems } from './contract.ts'
-
-const SERVER = fileURLToPath(new URL('../dist/lib/server.js', import.meta.url))
-
-interface Running {
-  url: string
-  stdout: () => string
-  stderr: () => string
-  stop: (signal?: NodeJS.Signals) => Promise<number | null>
-}
-
-function run (env: NodeJS.ProcessEnv) {
-  const child = spawn(process.execPath, [SERVER], { env: { PATH: process.env.PATH, PORT: '0', ...env } })
-  let stdout = ''
-  let stderr = ''
-  child.stdout.setEncoding('utf8').on('data', (chunk) => { stdout += chunk })
-  child.stderr.setEncoding('utf8').on('data', (chunk) => { stderr += chunk })
-  const exited = once(child, 'exit').then(([code]) => code as number | null)
-  return { child, exited, stdout: () => stdout, stderr: () => stderr }
-}
-
-async function freePort (): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  const { port } = server.address() as AddressInfo
-  server.close()
-  return port
-}
-
-async function start (t: Test, env: NodeJS.ProcessEnv = {}): Promise<Running> {
-  const port = await freePort()
-  const proc = run({ PORT: String(port), ...env })
-  const url = `http://127.0.0.1:${port}`
-  // Ready when it answers, whatever its log level.
-  for (;;) {
-    if (proc.child.exitCode !== null) throw new Error(`server exited: ${proc.stderr()}`)
-    if (await fetch(`${url}/docs/json`).then((res) => res.ok, () => false)) break
-    await setTimeout(50)
-  }
-  const stop = async (signal: NodeJS.Signals = 'SIGTERM') => {
-    if (proc.child.exitCode === null) proc.child.kill(signal)
-    return proc.exited
-  }
-  t.teardown(() => stop('SIGKILL'))
-  return { url, stdout: proc.stdout, stderr: proc.stderr, stop }
-}
-
-async function call (t: Test, url: string, init: RequestInit = {}, operationId?: string) {
-  const res = await fetch(url, init)
-  const body = await res.text()
-  t.same(contractProblems(operationId, res.status, body), [], `${init.method ?? 'GET'} ${url} → ${res.status} matches the spec`)
-  return { status: res.status, headers: res.headers, body, json: () => JSON.parse(body) }
-}
+import { call, run, start } from './server-process.ts'
 
 t.test('out of the box: a generated token, printed once, and a working API', async (t) => {
   const server = await start(t)

@@ -7,6 +7,17 @@ import { loadSpec } from '../lib/spec.ts'
 
 const request = (body: { id: bigint, name: string, tag?: string }) => ({ body, params: {}, query: {} })
 
+t.test('the read operations', async (t) => {
+  const store = new MemoryStore()
+  const service = new PlantService(store)
+  for (const id of [3n, 1n, 2n]) await store.create({ id, name: `p${id}` })
+  t.same(await service.getPlant({ body: undefined, params: { id: 2n }, query: {} }), { id: 2n, name: 'p2' })
+  await t.rejects(service.getPlant({ body: undefined, params: { id: 9n }, query: {} }), { statusCode: 404, message: 'No plant has id 9' })
+  t.same((await service.listPlants({ body: undefined, params: {}, query: { after: 1n, limit: 1 } })).map((p) => p.id), [2n])
+  t.equal(await service.deletePlant({ body: undefined, params: { id: 3n }, query: {} }), undefined)
+  await t.rejects(service.deletePlant({ body: undefined, params: { id: 3n }, query: {} }), { statusCode: 404, code: 'PLANT_STORE_NOT_FOUND' })
+})
+
 t.test('createPlant stores the plant and answers the Plant', async (t) => {
   const store = new MemoryStore()
   const service = new PlantService(store)
@@ -25,7 +36,8 @@ t.test('only the spec\'s fields are stored', async (t) => {
 
 t.test('start-up refuses a service that lacks an operation of the spec', async (t) => {
   const spec = await loadSpec()
-  t.throws(() => createOperationResolver(spec, {}), { code: 'PLANT_STORE_MISSING_OPERATION', message: /operation "createPlant"/ })
+  const incomplete = { createPlant () {}, listPlants () {}, getPlant () {} }
+  t.throws(() => createOperationResolver(spec, incomplete), { code: 'PLANT_STORE_MISSING_OPERATION', message: /operation "deletePlant"/ })
   const resolve = createOperationResolver(spec, new PlantService(new MemoryStore()))
   t.type(resolve('createPlant').handler, 'function')
 })

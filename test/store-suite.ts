@@ -2,9 +2,9 @@
 import type { Test } from 'tap'
 import type { PlantStore } from '../lib/plugin.ts'
 
-export function storeSuite (t: Test, open: () => Promise<PlantStore>): void {
+export function storeSuite (t: Test, open: (t: Test) => Promise<PlantStore>): void {
   const fresh = async (t: Test) => {
-    const store = await open()
+    const store = await open(t)
     t.teardown(() => store.close())
     return store
   }

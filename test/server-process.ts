@@ -1,0 +1,69 @@
+// The standalone server in a real process on a real port, as users run it
+// (`npm start`, the bin): started from dist/, which `npm test` builds first.
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { createServer } from 'node:net'
+import type { AddressInfo } from 'node:net'
+import { setTimeout } from 'node:timers/promises'
+import { fileURLToPath } from 'node:url'
+import type { Test } from 'tap'
+import { contractProblems } from './contract.ts'
+
+const SERVER = fileURLToPath(new URL('../dist/lib/server.js', import.meta.url))
+
+export interface Running {
+  pid: number
+  url: string
+  stdout: () => string
+  stderr: () => string
+  stop: (signal?: NodeJS.Signals) => Promise<number | null>
+}
+
+export interface RunOptions {
+  cwd?: string
+}
+
+export function run (env: NodeJS.ProcessEnv, { cwd }: RunOptions = {}) {
+  const child = spawn(process.execPath, [SERVER], { cwd, env: { PATH: process.env.PATH, PORT: '0', DATABASE_URL: 'memory:', ...env } })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.setEncoding('utf8').on('data', (chunk) => { stdout += chunk })
+  child.stderr.setEncoding('utf8').on('data', (chunk) => { stderr += chunk })
+  const exited = once(child, 'exit').then(([code]) => code as number | null)
+  return { child, exited, stdout: () => stdout, stderr: () => stderr }
+}
+
+export async function freePort (): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  const { port } = server.address() as AddressInfo
+  server.close()
+  return port
+}
+
+export async function start (t: Test, env: NodeJS.ProcessEnv = {}, options: RunOptions = {}): Promise<Running> {
+  const port = await freePort()
+  const proc = run({ PORT: String(port), ...env }, options)
+  const url = `http://127.0.0.1:${port}`
+  // Ready when it answers, whatever its log level.
+  for (;;) {
+    if (proc.child.exitCode !== null) throw new Error(`server exited: ${proc.stderr()}`)
+    // Plain fetch: readiness polls are not answers under test.
+    if (await fetch(`${url}/docs/json`).then((res) => res.ok, () => false)) break
+    await setTimeout(50)
+  }
+  const stop = async (signal: NodeJS.Signals = 'SIGTERM') => {
+    if (proc.child.exitCode === null) proc.child.kill(signal)
+    return proc.exited
+  }
+  t.teardown(() => stop('SIGKILL'))
+  return { pid: proc.child.pid!, url, stdout: proc.stdout, stderr: proc.stderr, stop }
+}
+
+export async function call (t: Test, url: string, init: RequestInit = {}, operationId?: string) {
+  const res = await fetch(url, init)
+  const body = await res.text()
+  t.same(contractProblems(operationId, res.status, body), [], `${init.method ?? 'GET'} ${url} → ${res.status} matches the spec`)
+  return { status: res.status, headers: res.headers, body, json: () => JSON.parse(body) }
+}
+
