@@ -61,7 +61,13 @@ const plantStore: FastifyPluginAsync<PlantStoreOptions> = async function plantSt
   // JSON only, parsed without losing int64 digits; any other content type
   // is refused with 415 by Fastify itself.
   fastify.removeAllContentTypeParsers()
-  fastify.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit }, (_request, body, done) => {
+  fastify.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit }, (request, body, done) => {
+    // Clients often send the JSON content type on every request: an empty
+    // body is no error for an operation that takes none (a DELETE).
+    if (body === '' && request.routeOptions.schema?.body === undefined) {
+      done(null, undefined)
+      return
+    }
     let parsed: unknown
     try {
       parsed = parseJsonBody(body as string)

@@ -66,4 +66,3 @@ export async function call (t: Test, url: string, init: RequestInit = {}, operat
   t.same(contractProblems(operationId, res.status, body), [], `${init.method ?? 'GET'} ${url} → ${res.status} matches the spec`)
   return { status: res.status, headers: res.headers, body, json: () => JSON.parse(body) }
 }
-
