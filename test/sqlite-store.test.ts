@@ -53,3 +53,14 @@ t.test('a full database is a 503 kind of error, and nothing is half-written', as
   t.equal((await store.list({ limit: 1000 })).length, created, 'exactly the acknowledged plants are there')
   t.equal(await store.delete(0n), true, 'deleting makes room: the store is still usable')
 })
+
+t.test('stores opening one new file at once migrate it once', async (t) => {
+  const path = join(t.testdir(), 'plants.db')
+  const stores = await Promise.all(Array.from({ length: 4 }, () => SqliteStore.open(path)))
+  t.teardown(() => Promise.all(stores.map((store) => store.close())))
+  t.equal(await stores[0]!.create({ id: 1n, name: 'Fern' }), 'created')
+  t.same(await stores[3]!.get(1n), { id: 1n, name: 'Fern' })
+  const db = new DatabaseSync(path)
+  t.teardown(() => db.close())
+  t.same(db.prepare('SELECT version FROM plant_store_migrations').all().map((row) => ({ ...row })), [{ version: 1 }])
+})
