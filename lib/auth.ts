@@ -1,7 +1,8 @@
-import { createHash, timingSafeEqual } from 'node:crypto'
+import { hash, timingSafeEqual } from 'node:crypto'
 
+// The one-shot hash: about half the cost of createHash().update().digest().
 function digest (token: string): Buffer {
-  return createHash('sha256').update(token).digest()
+  return hash('sha256', token, 'buffer')
 }
 
 /**

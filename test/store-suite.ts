@@ -72,6 +72,10 @@ export function storeSuite (t: Test, open: (t: Test) => Promise<PlantStore>): vo
     t.equal(await store.delete(9n), false)
     t.equal(await store.get(9n), undefined)
     t.equal(await store.create({ id: 9n, name: 'Rose' }), 'created', 'a deleted id can be used again')
+    for (const id of [4n, 12n, 7n]) await store.create({ id, name: 'x' })
+    await store.delete(7n)
+    t.same((await store.list({ limit: 10 })).map((p) => p.id), [4n, 9n, 12n], 'a deleted plant leaves the list')
+    t.same((await store.list({ after: 7n, limit: 10 })).map((p) => p.id), [9n, 12n], 'and a deleted id still works as a cursor')
   })
 
   t.test('what is stored cannot be changed through a returned object', async (t) => {

@@ -1,8 +1,6 @@
 import { resolve } from 'node:path'
 import type { FastifyBaseLogger } from 'fastify'
 import { MemoryStore } from './memory-store.ts'
-import { PostgresStore } from './postgres-store.ts'
-import { SqliteStore } from './sqlite-store.ts'
 import { UnknownDatabaseError } from '../errors.ts'
 import type { PlantStore } from './plant-store.ts'
 
@@ -33,11 +31,16 @@ export async function openStore (url: string, { log }: OpenStoreOptions = {}): P
   switch (kindOf(url)) {
     case 'memory':
       return new MemoryStore()
-    case 'postgres':
+    // The database backends load on demand: a server on SQLite never loads pg.
+    case 'postgres': {
+      const { PostgresStore } = await import('./postgres-store.ts')
       return PostgresStore.open(url, { log })
-    case 'file':
+    }
+    case 'file': {
+      const { SqliteStore } = await import('./sqlite-store.ts')
       // file:PATH, relative to the working directory, or a file:/// URL.
       return SqliteStore.open(resolve(url.startsWith('file://') ? new URL(url).pathname : url.slice('file:'.length)))
+    }
   }
   throw new UnknownDatabaseError(url, DATABASE_URL_FORMS.join(', '))
 }

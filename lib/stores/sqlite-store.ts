@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url'
 import { Worker } from 'node:worker_threads'
 import { StoreUnavailableError } from '../errors.ts'
 import { configureSqlite } from './sqlite-schema.ts'
-import type { Write, WriteReply, WriterData, WriterMessage } from './sqlite-writer.ts'
+import type { Write, WriteReply, WriteRequest, WriterData, WriterMessage } from './sqlite-writer.ts'
 import type { CreateOutcome, ListOptions, PlantStore, StoredPlant } from './plant-store.ts'
 
 // From the sources the writer is sqlite-writer.ts, from dist sqlite-writer.js.
@@ -41,6 +41,7 @@ export class SqliteStore implements PlantStore {
   readonly #options: SqliteStoreOptions
   readonly #pending = new Map<number, { resolve: (value: CreateOutcome | boolean) => void, reject: (err: Error) => void }>()
   #worker: Promise<Worker> | undefined
+  #outbox: WriteRequest[] = []
   #seq = 0
   #commits = 0
   #closed = false
@@ -81,7 +82,12 @@ export class SqliteStore implements PlantStore {
   // Started on first use and again after a crash, so that the store heals.
   #writer (): Promise<Worker> {
     this.#worker ??= new Promise<Worker>((resolve, reject) => {
-      const worker = new Worker(WRITER, { workerData: { path: this.#path, pragmas: this.#options.pragmas } satisfies WriterData })
+      const worker = new Worker(WRITER, {
+        workerData: { path: this.#path, pragmas: this.#options.pragmas } satisfies WriterData,
+        // The writer holds no data of its own: a small young generation keeps
+        // its memory small under load.
+        resourceLimits: { maxYoungGenerationSizeMb: 2, maxOldGenerationSizeMb: 24 }
+      })
       worker.on('message', (message: WriterMessage) => {
         if (message.type === 'ready') resolve(worker)
         else if (message.type === 'failed') reject(toStoreError(message.error))
@@ -115,8 +121,17 @@ export class SqliteStore implements PlantStore {
     const seq = ++this.#seq
     return new Promise((resolve, reject) => {
       this.#pending.set(seq, { resolve, reject })
-      worker.postMessage({ ...request, seq })
+      // Writes of one turn of the event loop travel as one message: one
+      // structured clone and one wake-up of the writer for all of them.
+      this.#outbox.push({ ...request, seq })
+      if (this.#outbox.length === 1) setImmediate(() => this.#send(worker))
     })
+  }
+
+  #send (worker: Worker): void {
+    const batch = this.#outbox
+    this.#outbox = []
+    worker.postMessage(batch)
   }
 
   async create (plant: StoredPlant): Promise<CreateOutcome> {
@@ -153,6 +168,7 @@ export class SqliteStore implements PlantStore {
     if (worker) {
       // The writer commits what it holds before it stops.
       const exited = new Promise((resolve) => worker.once('exit', resolve))
+      if (this.#outbox.length > 0) this.#send(worker)
       worker.postMessage('close')
       await exited
     }

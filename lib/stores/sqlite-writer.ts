@@ -78,16 +78,17 @@ function flush (): void {
   port.postMessage({ type: 'written', replies, commits } satisfies WriterMessage)
 }
 
-port.on('message', (request: WriteRequest | 'close') => {
-  if (request === 'close') {
-    if (queue.length > 0) flush()
+port.on('message', (requests: WriteRequest[] | 'close') => {
+  if (requests === 'close') {
+    flush()
     db.close()
     port.close()
     return
   }
-  queue.push(request)
+  const idle = queue.length === 0
+  queue.push(...requests)
   // Requests that arrive before the next turn of the loop join this batch.
-  if (queue.length === 1) setImmediate(flush)
+  if (idle) setImmediate(flush)
 })
 
 port.postMessage({ type: 'ready' } satisfies WriterMessage)

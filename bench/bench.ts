@@ -1,0 +1,315 @@
+// `npm run bench`: the service against baselines and a peer, over loopback,
+// with autocannon. Rounds interleave the systems (A B C A B C …) so that
+// machine drift cancels out of the per-round ratios whose medians it quotes.
+// Options: --quick (under a minute), --smoke (a few seconds, for the test),
+// --rounds N, --duration SECONDS, --out FILE, --systems memory,sqlite,…
+import { execFileSync, spawn } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
+import { once } from 'node:events'
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { cpus, tmpdir, totalmem } from 'node:os'
+import { join } from 'node:path'
+import { DatabaseSync } from 'node:sqlite'
+import { setTimeout } from 'node:timers/promises'
+import { fileURLToPath } from 'node:url'
+import { parseArgs } from 'node:util'
+import autocannon from 'autocannon'
+import pg from 'pg'
+
+const { values: args } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    smoke: { type: 'boolean', default: false },
+    rounds: { type: 'string' },
+    duration: { type: 'string' },
+    out: { type: 'string' },
+    systems: { type: 'string' }
+  }
+})
+
+const preset = args.smoke
+  ? { rounds: 1, duration: 0.2, memoryCreates: 1_000, startups: 1, seeded: 50 }
+  : args.quick
+    ? { rounds: 2, duration: 0.8, memoryCreates: 20_000, startups: 2, seeded: 1000 }
+    : { rounds: 7, duration: 2, memoryCreates: 100_000, startups: 5, seeded: 1000 }
+const ROUNDS = Number(args.rounds ?? preset.rounds)
+const DURATION = Number(args.duration ?? preset.duration)
+const CONNECTIONS = 32
+const SEEDED = preset.seeded
+const TOKEN = 'bench-token'
+const OUT = args.out ?? fileURLToPath(new URL('./results.md', import.meta.url))
+const POSTGRES_URL = process.env.PLANT_STORE_TEST_POSTGRES ?? 'postgres://postgres@127.0.0.1:5432/test'
+const here = (path: string) => fileURLToPath(new URL(path, import.meta.url))
+
+// Server on core 0, load generator on core 1, where taskset exists.
+const pinned = (() => {
+  try {
+    execFileSync('taskset', ['-p', '-c', '1', String(process.pid)], { stdio: 'ignore' })
+    return cpus().length > 1
+  } catch {
+    return false
+  }
+})()
+
+interface SystemSpec {
+  key: string
+  name: string
+  script: string
+  env?: Record<string, string>
+}
+
+interface Running extends SystemSpec {
+  url: string
+  child: ChildProcess
+  nextId: number
+}
+
+let nextPort = 41_000 + Math.floor(Math.random() * 10_000)
+
+// The service runs as its bin does, with the Node flags of its shebang line.
+const SERVICE = here('../dist/lib/server.js')
+const SERVICE_FLAGS = (await readFile(SERVICE, 'utf8')).split('\n', 1)[0]!.split(/\s+/).filter((word) => word.startsWith('--'))
+const nodeArgs = (script: string) => script === SERVICE ? [...SERVICE_FLAGS, script] : [script]
+
+async function launch (spec: SystemSpec, extraEnv: Record<string, string> = {}): Promise<Running> {
+  const port = nextPort++
+  const command = pinned ? 'taskset' : process.execPath
+  const argv = pinned ? ['-c', '0', process.execPath, ...nodeArgs(spec.script)] : nodeArgs(spec.script)
+  const child = spawn(command, argv, {
+    env: { PATH: process.env.PATH, PORT: String(port), PLANT_STORE_TOKENS: TOKEN, LOG_LEVEL: 'warn', ...spec.env, ...extraEnv },
+    stdio: ['ignore', 'pipe', 'pipe']
+  })
+  let output = ''
+  child.stdout!.on('data', (chunk) => { output += chunk })
+  child.stderr!.on('data', (chunk) => { output += chunk })
+  const url = `http://127.0.0.1:${port}`
+  for (let tries = 0; ; tries++) {
+    if (child.exitCode !== null || tries > 200) throw new Error(`${spec.name} did not start:\n${output}`)
+    if (await fetch(`${url}/plants/1`, { headers: { authorization: `Bearer ${TOKEN}` } }).then(() => true, () => false)) break
+    await setTimeout(50)
+  }
+  return { ...spec, url, child, nextId: 10_000_000 }
+}
+
+async function stop (system: Running): Promise<void> {
+  if (system.child.exitCode !== null) return
+  system.child.kill('SIGTERM')
+  await once(system.child, 'exit')
+}
+
+const headers = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }
+
+async function seed (system: Running): Promise<void> {
+  for (let id = 1; id <= SEEDED; id++) {
+    const res = await fetch(`${system.url}/plants`, { method: 'POST', headers, body: `{"id":${id},"name":"seed-${id}"}` })
+    if (res.status !== 200) throw new Error(`${system.name}: seeding answered ${res.status}`)
+    await res.arrayBuffer()
+  }
+}
+
+type Workload = 'create' | 'replay' | 'get' | 'list'
+const WORKLOADS: Array<{ key: Workload, name: string }> = [
+  { key: 'create', name: 'POST /plants (unique ids)' },
+  { key: 'replay', name: 'POST /plants (identical replay)' },
+  { key: 'get', name: 'GET /plants/{id}' },
+  { key: 'list', name: 'GET /plants?limit=100' }
+]
+
+function requestsFor (workload: Workload, system: Running): autocannon.Request[] {
+  switch (workload) {
+    case 'create':
+      return [{
+        method: 'POST',
+        path: '/plants',
+        setupRequest: (request) => ({ ...request, body: `{"id":${system.nextId++},"name":"Fern","tag":"green"}` })
+      }]
+    case 'replay':
+      return [{ method: 'POST', path: '/plants', body: '{"id":1,"name":"seed-1"}' }]
+    case 'get':
+      return [{ method: 'GET', setupRequest: (request) => ({ ...request, path: `/plants/${1 + Math.floor(Math.random() * SEEDED)}` }) }]
+    case 'list':
+      return [{ method: 'GET', path: '/plants?limit=100' }]
+  }
+}
+
+interface Sample { rps: number, p50: number, p99: number, errors: number, non2xx: number }
+
+async function load (system: Running, workload: Workload, options: { duration?: number, amount?: number } = {}): Promise<Sample> {
+  const result = await autocannon({
+    url: system.url,
+    connections: CONNECTIONS,
+    headers,
+    requests: requestsFor(workload, system),
+    ...(options.amount ? { amount: options.amount } : { duration: options.duration ?? DURATION })
+  })
+  const seconds = (result.finish.getTime() - result.start.getTime()) / 1000
+  return {
+    rps: (result['2xx'] + result.non2xx) / seconds,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors + result.timeouts,
+    non2xx: result.non2xx
+  }
+}
+
+const median = (values: number[]) => {
+  const sorted = values.toSorted((a, b) => a - b)
+  const middle = Math.floor(sorted.length / 2)
+  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2
+}
+
+async function rssMb (pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8')
+  return Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024
+}
+
+async function postgresBenchUrl (): Promise<string | undefined> {
+  const client = new pg.Client({ connectionString: POSTGRES_URL, connectionTimeoutMillis: 3000 })
+  try {
+    await client.connect()
+    await client.query('DROP SCHEMA IF EXISTS plant_store_bench CASCADE')
+    await client.query('CREATE SCHEMA plant_store_bench')
+    const url = new URL(POSTGRES_URL)
+    url.searchParams.set('options', '-c search_path=plant_store_bench')
+    return url.toString()
+  } catch {
+    return undefined
+  } finally {
+    await client.end().catch(() => {})
+  }
+}
+
+// --- the run ---------------------------------------------------------------
+
+const scratch = await mkdtemp(join(tmpdir(), 'plant-store-bench-'))
+const pgUrl = await postgresBenchUrl()
+const specs: SystemSpec[] = [
+  { key: 'memory', name: 'service, memory store', script: SERVICE, env: { DATABASE_URL: 'memory:' } },
+  { key: 'sqlite', name: 'service, SQLite (durable)', script: SERVICE, env: { DATABASE_URL: `file:${join(scratch, 'plants.db')}` } },
+  ...(pgUrl ? [{ key: 'postgres', name: 'service, PostgreSQL', script: SERVICE, env: { DATABASE_URL: pgUrl } }] : []),
+  { key: 'fastify', name: 'baseline: bare Fastify + Map', script: here('./systems/bare-fastify.ts') },
+  { key: 'http', name: 'baseline: raw node:http + Map', script: here('./systems/raw-http.ts') },
+  { key: 'express', name: 'peer: Express 5 + express-openapi-validator', script: here('./systems/express-peer.ts') }
+].filter((spec) => !args.systems || args.systems.split(',').includes(spec.key))
+
+const log = (line: string) => process.stderr.write(`${line}\n`)
+log(`bench: ${ROUNDS} round(s) of ${DURATION}s per system and workload, ${CONNECTIONS} connections${pinned ? ', servers on core 0, load on core 1' : ''}`)
+if (!pgUrl) log(`bench: PostgreSQL not reachable at ${POSTGRES_URL}; its system is left out`)
+
+const systems: Running[] = []
+const samples = new Map<string, Sample[]>() // `${system} ${workload}` -> per round
+try {
+  for (const spec of specs) {
+    const system = await launch(spec)
+    systems.push(system)
+    await seed(system)
+  }
+  // Warm up every system's JIT before anything counts.
+  for (const system of systems) for (const { key } of WORKLOADS) await load(system, key, { duration: Math.min(DURATION, 0.5) })
+
+  for (let round = 1; round <= ROUNDS; round++) {
+    for (const { key: workload } of WORKLOADS) {
+      for (const system of systems) {
+        const sample = await load(system, workload)
+        const id = `${system.key} ${workload}`
+        samples.set(id, [...(samples.get(id) ?? []), sample])
+        log(`round ${round}: ${system.name.padEnd(44)} ${workload.padEnd(7)} ${Math.round(sample.rps)} req/s, p99 ${sample.p99} ms${sample.non2xx + sample.errors ? `, ${sample.non2xx} non-2xx, ${sample.errors} errors` : ''}`)
+      }
+    }
+  }
+} finally {
+  await Promise.all(systems.map(stop))
+}
+
+// Memory after many creates, and start-up time, on fresh processes.
+const memory: Record<string, number> = {}
+for (const spec of specs.filter((s) => s.key === 'memory' || s.key === 'sqlite')) {
+  const system = await launch(spec, spec.key === 'sqlite' ? { DATABASE_URL: `file:${join(scratch, 'memory-check.db')}` } : {})
+  try {
+    await load(system, 'create', { amount: preset.memoryCreates })
+    memory[spec.key] = await rssMb(system.child.pid!)
+  } finally {
+    await stop(system)
+  }
+}
+
+const startups: number[] = []
+for (let i = 0; i < preset.startups; i++) {
+  const started = performance.now()
+  const child = spawn(process.execPath, nodeArgs(SERVICE), {
+    env: { PATH: process.env.PATH, PORT: String(nextPort++), PLANT_STORE_TOKENS: TOKEN, DATABASE_URL: `file:${join(scratch, `startup-${i}`, 'plants.db')}` },
+    stdio: ['ignore', 'pipe', 'ignore']
+  })
+  let output = ''
+  await new Promise<void>((resolve) => child.stdout!.on('data', (chunk) => {
+    output += chunk
+    if (output.includes('Server listening')) resolve()
+  }))
+  startups.push(performance.now() - started)
+  child.kill('SIGTERM')
+  await once(child, 'exit')
+}
+await rm(scratch, { recursive: true, force: true })
+
+// --- the report --------------------------------------------------------------
+
+const all = (system: string, workload: Workload) => samples.get(`${system} ${workload}`) ?? []
+const failedRounds = (system: string, workload: Workload) => all(system, workload).filter((s) => s.non2xx + s.errors > 0).length
+const ratio = (system: string, workload: Workload, pick: (s: Sample) => number = (s) => s.rps, base = 'fastify') =>
+  median(all(system, workload).map((sample, round) => pick(sample) / pick(all(base, workload)[round]!)))
+const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits })
+
+const lines: string[] = []
+const versions = {
+  node: process.versions.node,
+  fastify: JSON.parse(await readFile(here('../node_modules/fastify/package.json'), 'utf8')).version,
+  sqlite: (new DatabaseSync(':memory:').prepare('SELECT sqlite_version() AS v').get() as { v: string }).v
+}
+lines.push(`## Benchmark, ${new Date().toISOString().slice(0, 10)}`, '')
+lines.push(`Machine: ${cpus()[0]?.model ?? 'unknown CPU'}, ${cpus().length} cores, ${fmt(totalmem() / 2 ** 30)} GiB; ` +
+  `Node.js ${versions.node}, Fastify ${versions.fastify}, SQLite ${versions.sqlite}. ` +
+  `${ROUNDS} interleaved round(s) of ${DURATION} s, ${CONNECTIONS} connections${pinned ? '; servers on core 0, autocannon on core 1' : ''}. ` +
+  'Services log at `warn`. Medians over rounds; "× Fastify" is the median of per-round ratios to bare Fastify.', '')
+lines.push('| System | ' + WORKLOADS.map((w) => `${w.name}: req/s · p50/p99 ms · × Fastify`).join(' | ') + ' |')
+lines.push('|---|' + WORKLOADS.map(() => '---').join('|') + '|')
+for (const system of specs) {
+  const cells = WORKLOADS.map(({ key }) => {
+    const runs = all(system.key, key)
+    if (runs.length === 0) return 'n/a'
+    const failed = failedRounds(system.key, key)
+    return `${fmt(median(runs.map((s) => s.rps)))} · ${fmt(median(runs.map((s) => s.p50)))}/${fmt(median(runs.map((s) => s.p99)))}` +
+      ` · ${fmt(ratio(system.key, key), 2)}${failed ? ` · **${failed} failed round(s)**` : ''}`
+  })
+  lines.push(`| ${system.name} | ${cells.join(' | ')} |`)
+}
+
+const targets: Array<[string, number, string, boolean]> = []
+const target = (name: string, value: number, shown: string, ok: boolean) => targets.push([name, value, shown, ok])
+const createsOk = (system: string) => failedRounds(system, 'create') === 0
+const has = (...keys: string[]) => keys.every((key) => all(key, 'create').length > 0)
+const versus = (system: string, name: string, minimum: number, base = 'fastify') => {
+  if (!has(system, base)) return
+  const value = ratio(system, 'create', undefined, base)
+  target(name, value, fmt(value, 2), value >= minimum && createsOk(system))
+}
+versus('memory', 'service, memory ≥ 0.90 × bare Fastify (creates)', 0.9)
+versus('sqlite', 'service, SQLite ≥ 0.75 × bare Fastify (creates)', 0.75)
+versus('memory', 'service ≥ 4 × Express + express-openapi-validator (creates)', 4, 'express')
+versus('postgres', 'service, PostgreSQL ≥ 0.40 × bare Fastify (creates)', 0.4)
+if (has('memory', 'fastify')) {
+  const p99 = ratio('memory', 'create', (s) => s.p99)
+  target('service p99 ≤ 2 × bare Fastify p99 (creates)', p99, fmt(p99, 2), p99 <= 2)
+}
+for (const [key, mb] of Object.entries(memory)) {
+  target(`RSS after ${fmt(preset.memoryCreates)} creates ≤ 150 MB (${key})`, mb, `${fmt(mb)} MB`, mb <= 150)
+}
+const startup = median(startups)
+target('start-up to listening ≤ 1 s (SQLite, fresh file)', startup, `${fmt(startup)} ms`, startup <= 1000)
+
+lines.push('', '| Target | Measured | Met |', '|---|---|---|')
+for (const [name, , shown, ok] of targets) lines.push(`| ${name} | ${shown} | ${ok ? 'yes' : '**no**'} |`)
+
+const report = lines.join('\n') + '\n'
+await writeFile(OUT, report)
+process.stdout.write(report)
+log(`bench: written to ${OUT}`)
