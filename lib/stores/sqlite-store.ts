@@ -82,12 +82,7 @@ export class SqliteStore implements PlantStore {
   // Started on first use and again after a crash, so that the store heals.
   #writer (): Promise<Worker> {
     this.#worker ??= new Promise<Worker>((resolve, reject) => {
-      const worker = new Worker(WRITER, {
-        workerData: { path: this.#path, pragmas: this.#options.pragmas } satisfies WriterData,
-        // The writer holds no data of its own: a small young generation keeps
-        // its memory small under load.
-        resourceLimits: { maxYoungGenerationSizeMb: 2, maxOldGenerationSizeMb: 24 }
-      })
+      const worker = new Worker(WRITER, { workerData: { path: this.#path, pragmas: this.#options.pragmas } satisfies WriterData })
       worker.on('message', (message: WriterMessage) => {
         if (message.type === 'ready') resolve(worker)
         else if (message.type === 'failed') reject(toStoreError(message.error))
