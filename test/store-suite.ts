@@ -29,6 +29,18 @@ export function storeSuite (t: Test, open: (t: Test) => Promise<PlantStore>): vo
     t.same(await store.get(5n), { id: 5n, name: 'Fern', tag: 'a' })
   })
 
+  t.test('concurrent creates of one id: the first wins, the others compare with it', async (t) => {
+    const store = await fresh(t)
+    const outcomes = await Promise.all([
+      store.create({ id: 8n, name: 'Fern' }),
+      store.create({ id: 8n, name: 'Fern' }),
+      store.create({ id: 8n, name: 'Rose' }),
+      store.create({ id: 9n, name: 'Ivy' })
+    ])
+    t.same(outcomes, ['created', 'replayed', 'conflict', 'created'])
+    t.same(await store.get(8n), { id: 8n, name: 'Fern' })
+  })
+
   t.test('the empty string is a tag, distinct from no tag', async (t) => {
     const store = await fresh(t)
     await store.create({ id: 6n, name: 'Fern', tag: '' })

@@ -1,6 +1,6 @@
 // PostgreSQL through a pg connection pool: for several instances of the
 // service on one database. Every write is one autocommitted statement, so a
-// 200 means committed.
+// 200 means committed; concurrent creates share a statement.
 import pg from 'pg'
 import type { FastifyBaseLogger } from 'fastify'
 import { StoreUnavailableError } from '../errors.ts'
@@ -45,6 +45,7 @@ export interface PostgresStoreOptions {
 
 export class PostgresStore implements PlantStore {
   readonly #pool: pg.Pool
+  #batch: Array<{ plant: StoredPlant, resolve: (outcome: CreateOutcome) => void, reject: (err: Error) => void }> = []
 
   private constructor (pool: pg.Pool) {
     this.#pool = pool
@@ -103,18 +104,62 @@ export class PostgresStore implements PlantStore {
     }
   }
 
+  /**
+   * Creates that arrive in one turn of the event loop go to PostgreSQL as
+   * one statement: one round trip and one commit for all of them.
+   */
   async create (plant: StoredPlant): Promise<CreateOutcome> {
-    const tag = plant.tag ?? null
-    for (;;) {
-      // ON CONFLICT waits for a racing insert of the same id to commit, so
-      // of two instances creating one id exactly one gets 'created'.
-      const inserted = await this.#query('INSERT INTO plants (id, name, tag) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING', [plant.id.toString(), plant.name, tag])
-      if (inserted.rowCount === 1) return 'created'
-      const { rows } = await this.#query<Row>('SELECT name, tag FROM plants WHERE id = $1', [plant.id.toString()])
-      // Deleted between the two statements: try again.
-      if (rows[0] === undefined) continue
-      return rows[0].name === plant.name && rows[0].tag === tag ? 'replayed' : 'conflict'
+    return new Promise((resolve, reject) => {
+      this.#batch.push({ plant, resolve, reject })
+      if (this.#batch.length === 1) setImmediate(() => this.#flush())
+    })
+  }
+
+  async #flush (): Promise<void> {
+    const batch = this.#batch
+    this.#batch = []
+    try {
+      const outcomes = await this.#createAll(batch.map(({ plant }) => plant))
+      batch.forEach(({ resolve }, i) => resolve(outcomes[i]!))
+    } catch (err) {
+      for (const { reject } of batch) reject(err as Error)
     }
+  }
+
+  async #createAll (plants: StoredPlant[]): Promise<CreateOutcome[]> {
+    const ids = plants.map(({ id }) => id.toString())
+    // ON CONFLICT waits for a racing insert of the same id to commit, so of
+    // two instances creating one id exactly one inserts it. Within a batch,
+    // the first of several rows with one id is the one inserted.
+    const inserted = await this.#query<{ id: string }>(
+      `INSERT INTO plants (id, name, tag)
+       SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[])
+       ON CONFLICT (id) DO NOTHING RETURNING id`,
+      [ids, plants.map(({ name }) => name), plants.map(({ tag }) => tag ?? null)])
+    const fresh = new Set(inserted.rows.map(({ id }) => id))
+    const outcomes: Array<CreateOutcome | undefined> = plants.map(({ id }) => {
+      const key = id.toString()
+      if (!fresh.has(key)) return undefined
+      fresh.delete(key) // a later row with the same id compares with this one
+      return 'created'
+    })
+    const undecided = plants.filter((_, i) => outcomes[i] === undefined)
+    if (undecided.length === 0) return outcomes as CreateOutcome[]
+    const { rows } = await this.#query<Row>('SELECT id, name, tag FROM plants WHERE id = ANY($1::bigint[])',
+      [undecided.map(({ id }) => id.toString())])
+    const stored = new Map(rows.map((row) => [row.id, row]))
+    const retry: number[] = []
+    plants.forEach((plant, i) => {
+      if (outcomes[i] !== undefined) return
+      const row = stored.get(plant.id.toString())
+      if (row === undefined) retry.push(i) // deleted since the insert: try again
+      else outcomes[i] = row.name === plant.name && row.tag === (plant.tag ?? null) ? 'replayed' : 'conflict'
+    })
+    if (retry.length > 0) {
+      const again = await this.#createAll(retry.map((i) => plants[i]!))
+      retry.forEach((i, j) => { outcomes[i] = again[j] })
+    }
+    return outcomes as CreateOutcome[]
   }
 
   async get (id: bigint): Promise<StoredPlant | undefined> {
