@@ -1,6 +1,7 @@
 // `npm run bench`: the service against baselines and a peer, over loopback,
-// with autocannon. Rounds interleave the systems (A B C A B C …) so that
-// machine drift cancels out of the per-round ratios whose medians it quotes.
+// with autocannon. Rounds interleave the systems (A B C, then C A B …) so
+// that machine drift cancels out of the per-round ratios whose medians it
+// quotes.
 // Options: --quick (under a minute), --smoke (a few seconds, for the test),
 // --rounds N, --duration SECONDS, --out FILE, --systems memory,sqlite,…
 import { execFileSync, spawn } from 'node:child_process'
@@ -31,7 +32,7 @@ const preset = args.smoke
   ? { rounds: 1, duration: 0.2, memoryCreates: 1_000, startups: 1, seeded: 50 }
   : args.quick
     ? { rounds: 2, duration: 0.8, memoryCreates: 20_000, startups: 2, seeded: 1000 }
-    : { rounds: 7, duration: 2, memoryCreates: 100_000, startups: 5, seeded: 1000 }
+    : { rounds: 9, duration: 2, memoryCreates: 100_000, startups: 5, seeded: 1000 }
 const ROUNDS = Number(args.rounds ?? preset.rounds)
 const DURATION = Number(args.duration ?? preset.duration)
 const CONNECTIONS = 32
@@ -209,7 +210,10 @@ try {
 
   for (let round = 1; round <= ROUNDS; round++) {
     for (const { key: workload } of WORKLOADS) {
-      for (const system of systems) {
+      // A new order each round, so that no system always follows the one
+      // whose after-effects (PostgreSQL's background writes, GC) linger.
+      for (const system of systems.toSorted(() => Math.random() - 0.5)) {
+        await setTimeout(200)
         const sample = await load(system, workload)
         const id = `${system.key} ${workload}`
         samples.set(id, [...(samples.get(id) ?? []), sample])

@@ -13,7 +13,14 @@ export interface Config {
   tokens: string[]
   databaseUrl: string
   logLevel: string
+  logFormat: 'json' | 'pretty'
   bodyLimit: number
+  shutdownTimeout: number
+  corsOrigins: string[]
+  authFailureLimit: number
+  authFailureWindow: number
+  maxEventLoopDelay: number
+  maxRssMb: number
 }
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
@@ -27,7 +34,14 @@ export const ENV_SCHEMA = {
     PLANT_STORE_TOKENS: { type: 'string', description: 'Comma-separated bearer tokens the API accepts; when unset, one is generated and printed at start' },
     DATABASE_URL: { type: 'string', minLength: 1, default: DEFAULT_DATABASE_URL, description: `Where plants are kept: ${DATABASE_URL_FORMS.join(', ')}` },
     LOG_LEVEL: { type: 'string', enum: LOG_LEVELS, default: 'info', description: 'Least severe log level written' },
-    BODY_LIMIT: { type: 'integer', minimum: 1, default: DEFAULT_BODY_LIMIT, description: 'Largest accepted request body, in bytes' }
+    LOG_FORMAT: { type: 'string', enum: ['json', 'pretty'], default: 'json', description: '`json` lines, or `pretty` for reading in a terminal' },
+    BODY_LIMIT: { type: 'integer', minimum: 1, default: DEFAULT_BODY_LIMIT, description: 'Largest accepted request body, in bytes' },
+    SHUTDOWN_TIMEOUT: { type: 'integer', minimum: 1, default: 10_000, description: 'Milliseconds a shutdown may take before the process exits anyway (code 1)' },
+    CORS_ORIGINS: { type: 'string', description: 'Comma-separated origins allowed to call the API from a browser, or `*`; unset: CORS off' },
+    AUTH_FAILURE_LIMIT: { type: 'integer', minimum: 0, default: 10, description: 'Failed authentications per client address and window before 429; 0 turns the limit off' },
+    AUTH_FAILURE_WINDOW: { type: 'integer', minimum: 1, default: 60_000, description: 'The window of AUTH_FAILURE_LIMIT, in milliseconds' },
+    MAX_EVENT_LOOP_DELAY: { type: 'integer', minimum: 0, default: 1000, description: 'Event-loop delay (ms) past which requests get 503 and /readyz fails; 0 turns it off' },
+    MAX_RSS_MB: { type: 'integer', minimum: 0, default: 0, description: 'Resident memory (MB) past which requests get 503 and /readyz fails; 0 turns it off' }
   }
 } as const
 
@@ -46,7 +60,14 @@ interface RawEnv {
   PLANT_STORE_TOKENS?: string
   DATABASE_URL: string
   LOG_LEVEL: string
+  LOG_FORMAT: 'json' | 'pretty'
   BODY_LIMIT: number
+  SHUTDOWN_TIMEOUT: number
+  CORS_ORIGINS?: string
+  AUTH_FAILURE_LIMIT: number
+  AUTH_FAILURE_WINDOW: number
+  MAX_EVENT_LOOP_DELAY: number
+  MAX_RSS_MB: number
 }
 
 export function loadConfig (env: NodeJS.ProcessEnv): Config {
@@ -74,6 +95,13 @@ export function loadConfig (env: NodeJS.ProcessEnv): Config {
     tokens,
     databaseUrl: raw.DATABASE_URL,
     logLevel: raw.LOG_LEVEL,
-    bodyLimit: raw.BODY_LIMIT
+    logFormat: raw.LOG_FORMAT,
+    bodyLimit: raw.BODY_LIMIT,
+    shutdownTimeout: raw.SHUTDOWN_TIMEOUT,
+    corsOrigins: raw.CORS_ORIGINS?.split(',').map((origin) => origin.trim()).filter(Boolean) ?? [],
+    authFailureLimit: raw.AUTH_FAILURE_LIMIT,
+    authFailureWindow: raw.AUTH_FAILURE_WINDOW,
+    maxEventLoopDelay: raw.MAX_EVENT_LOOP_DELAY,
+    maxRssMb: raw.MAX_RSS_MB
   }
 }

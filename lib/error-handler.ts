@@ -46,10 +46,12 @@ export function createErrorHandler (options: ErrorHandlerOptions) {
     const status = statusOf(error)
     reply.code(status)
     if (status === 503) {
-      // Expected when the database is away: say so, and when to come back.
+      // Expected when the database is away or the process overloaded: say
+      // so, and when to come back.
       reply.header('retry-after', String(RETRY_AFTER_SECONDS))
       request.log.warn({ err: error }, 'service unavailable')
-      return { error: status, message: error.code === 'PLANT_STORE_UNAVAILABLE' ? error.message : 'The service is unavailable; retry shortly' }
+      const ours = error.code === 'PLANT_STORE_UNAVAILABLE' || error.code === 'PLANT_STORE_NOT_READY'
+      return { error: status, message: ours ? error.message : 'The service is overloaded; retry shortly' }
     }
     if (status >= 500) {
       // The details go to the log only: a 5xx message must not reveal internals.
@@ -62,6 +64,8 @@ export function createErrorHandler (options: ErrorHandlerOptions) {
         ? challenge
         : `${challenge}, error="invalid_token"`)
     }
+    const retryAfter = (error as { retryAfter?: number }).retryAfter
+    if (retryAfter !== undefined) reply.header('retry-after', String(retryAfter))
     const message = friendlyMessage(error, request, options)
     request.log.info({ status, code: error.code }, message)
     return { error: status, message }

@@ -19,6 +19,12 @@ export const StoreUnavailableError = createError<[string]>(
 /** Seconds a client is asked to wait after a 503. */
 export const RETRY_AFTER_SECONDS = 2
 
+export const NotReadyError = createError<[string]>(
+  'PLANT_STORE_NOT_READY', 'The service is not ready: %s', 503)
+
+export const TooManyAuthFailuresError = createError<[number]>(
+  'PLANT_STORE_TOO_MANY_AUTH_FAILURES', 'Too many failed authentications from this address; retry in %s seconds with a valid token', 429)
+
 export const BodyRequiredError = createError(
   'PLANT_STORE_BODY_REQUIRED', 'A request body is required: send a JSON document with Content-Type: application/json', 400)
 

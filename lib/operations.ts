@@ -8,6 +8,13 @@ import type { OpenApiDocument, OperationObject } from './spec.ts'
 
 export type OperationId = keyof operations
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The spec says `security: []`: no token needed (health checks). */
+    public?: boolean
+  }
+}
+
 type JsonOf<T> = T extends { content: { 'application/json': infer B } } ? B : undefined
 type Part<T> = [Exclude<T, undefined>] extends [never] ? Record<string, never> : Exclude<T, undefined>
 type SuccessOf<R> =
@@ -68,6 +75,7 @@ export function createOperationResolver (spec: OpenApiDocument, service: object)
     if (typeof method !== 'function') throw new MissingOperationError(operationId)
     const status = successStatus(operation)
     routes.set(operationId, {
+      config: { public: Array.isArray(operation.security) && operation.security.length === 0 },
       // A POST without a content type and without a body skips parsing and
       // validation alike; a required body must not arrive as undefined.
       ...(operation.requestBody?.required && {

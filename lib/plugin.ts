@@ -2,13 +2,17 @@
 // fastify-plugin): its auth hook, error handler, body parser and validator
 // apply to its own routes, never to the host app's.
 import bearerAuth from '@fastify/bearer-auth'
+import cors from '@fastify/cors'
+import rateLimit from '@fastify/rate-limit'
+import underPressure from '@fastify/under-pressure'
 import openapiGlue from 'fastify-openapi-glue'
 import type { FastifyPluginAsync } from 'fastify'
 import { PlantService } from '../service/plant-service.ts'
-import { createTokenCheck } from './auth.ts'
+import { createAuthHook, createTokenCheck } from './auth.ts'
+import type { FailureLimit } from './auth.ts'
 import { docs } from './docs.ts'
 import { createErrorHandler, createNotFoundHandler } from './error-handler.ts'
-import { NoTokensError } from './errors.ts'
+import { NoTokensError, NotReadyError } from './errors.ts'
 import { parseJsonBody } from './json-body.ts'
 import { createOperationResolver, knownPaths } from './operations.ts'
 import { loadSpec } from './spec.ts'
@@ -34,7 +38,22 @@ export interface PlantStoreOptions {
   protectDocs?: boolean
   /** The realm named in `WWW-Authenticate`. Default `plant-store`. */
   realm?: string
+  /**
+   * Failed authentications a client address may make per window before it
+   * gets 429 (valid tokens still pass). Default 10 a minute; false: no limit.
+   */
+  authFailureLimit?: FailureLimit | false
+  /**
+   * Thresholds past which the API answers 503 with Retry-After and /readyz
+   * says not ready (@fastify/under-pressure). Default: event-loop delay over
+   * 1000 ms. 0 turns a threshold off; false turns the check off.
+   */
+  overload?: { maxEventLoopDelay?: number, maxRssBytes?: number, maxHeapUsedBytes?: number } | false
+  /** Origins allowed to call the API from a browser (@fastify/cors). Default none. */
+  corsOrigins?: readonly string[]
 }
+
+export const DEFAULT_AUTH_FAILURE_LIMIT: FailureLimit = { max: 10, timeWindow: 60_000 }
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024
 
@@ -51,7 +70,22 @@ const plantStore: FastifyPluginAsync<PlantStoreOptions> = async function plantSt
     store = await openStore(options.database ?? DEFAULT_DATABASE_URL, { log: fastify.log })
     fastify.addHook('onClose', () => store.close())
   }
-  const service = new PlantService(store)
+  // Not ready while closing (so that load balancers stop sending traffic)
+  // or overloaded.
+  let closing = false
+  fastify.addHook('preClose', (done) => { closing = true; done() })
+  const service = new PlantService(store, () => {
+    if (closing) return 'shutting down'
+    if (options.overload !== false && fastify.isUnderPressure()) return 'overloaded'
+    return undefined
+  })
+
+  // Every answer names its request, so that a client can quote it and the
+  // log can be searched for it.
+  fastify.addHook('onRequest', (request, reply, done) => {
+    reply.header('x-request-id', request.id)
+    done()
+  })
 
   fastify.setValidatorCompiler(createValidatorCompiler())
   fastify.setErrorHandler(createErrorHandler({ bodyLimit, realm: options.realm ?? 'plant-store' }))
@@ -89,13 +123,37 @@ const plantStore: FastifyPluginAsync<PlantStoreOptions> = async function plantSt
   })
   const verifyBearerAuth = fastify.verifyBearerAuth!
 
+  const failureLimit = options.authFailureLimit ?? DEFAULT_AUTH_FAILURE_LIMIT
+  if (failureLimit !== false) await fastify.register(rateLimit, { global: false })
+
+  if (options.overload !== false) {
+    await fastify.register(underPressure, {
+      maxEventLoopDelay: 1000,
+      ...options.overload,
+      // Health checks always answer: /readyz reports the overload itself.
+      pressureHandler: async (request) => {
+        if (!request.routeOptions.config.public) throw new NotReadyError('overloaded')
+      }
+    })
+  }
+
+  // Preflight requests carry no token: CORS answers them before any auth.
+  if (options.corsOrigins?.length) {
+    await fastify.register(cors, {
+      origin: options.corsOrigins.includes('*') ? '*' : [...options.corsOrigins],
+      exposedHeaders: ['x-request-id', 'retry-after', 'www-authenticate']
+    })
+  }
+
   if (options.docs !== false) {
     await fastify.register(docs, { spec, guard: options.protectDocs ? verifyBearerAuth : undefined })
   }
 
   await fastify.register(async function api (api) {
     // onRequest: the token is checked before the body is even read.
-    api.addHook('onRequest', verifyBearerAuth)
+    api.addHook('onRequest', createAuthHook(verifyBearerAuth, failureLimit === false
+      ? undefined
+      : fastify.createRateLimit({ ...failureLimit })))
     await api.register(openapiGlue, {
       specification: spec,
       operationResolver: createOperationResolver(spec, service)

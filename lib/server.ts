@@ -3,9 +3,10 @@
 // of a busy server near its live data; throughput is unchanged.)
 // The standalone server: the one place that reads the environment, handles
 // signals and listens. Everything else is the plugin's.
-import { randomBytes } from 'node:crypto'
+import { randomBytes, randomUUID } from 'node:crypto'
+import type { IncomingMessage } from 'node:http'
 import closeWithGrace from 'close-with-grace'
-import Fastify from 'fastify'
+import Fastify, { LogController } from 'fastify'
 import { ConfigError, loadConfig } from './config.ts'
 import plantStore from './plugin.ts'
 
@@ -32,21 +33,56 @@ if (tokens.length === 0) {
     'plant-store: set PLANT_STORE_TOKENS=token1,token2 to choose your own.\n')
 }
 
+// A client's request id is kept when it is short and plain; otherwise one
+// is made. Either way it is in every log line and answer.
+const REQUEST_ID = /^[\w.:-]{1,128}$/
+function requestId (request: IncomingMessage): string {
+  const given = request.headers['x-request-id']
+  return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID()
+}
+
 const app = Fastify({
   logger: {
     level: config.logLevel,
-    redact: { paths: ['req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' }
-  }
+    redact: { paths: ['req.headers.authorization', 'req.headers.cookie', 'headers.authorization'], censor: '[redacted]' },
+    ...(config.logFormat === 'pretty' && { transport: { target: 'pino-pretty' } })
+  },
+  genReqId: requestId,
+  // One line per request, written below once the answer is sent.
+  logController: new LogController({ disableRequestLogging: true }),
+  // While closing, requests on open connections are still answered rather
+  // than refused with 503: a drain must not turn into errors.
+  return503OnClosing: false
+})
+
+app.addHook('onResponse', (request, reply, done) => {
+  request.log.info({
+    method: request.method,
+    route: request.routeOptions.url ?? null,
+    url: request.url,
+    status: reply.statusCode,
+    durationMs: Math.round(reply.elapsedTime * 100) / 100
+  }, 'request')
+  done()
 })
 
 try {
-  await app.register(plantStore, { tokens, database: config.databaseUrl, bodyLimit: config.bodyLimit })
+  await app.register(plantStore, {
+    tokens,
+    database: config.databaseUrl,
+    bodyLimit: config.bodyLimit,
+    corsOrigins: config.corsOrigins,
+    authFailureLimit: config.authFailureLimit === 0 ? false : { max: config.authFailureLimit, timeWindow: config.authFailureWindow },
+    overload: { maxEventLoopDelay: config.maxEventLoopDelay, maxRssBytes: config.maxRssMb * 1024 * 1024 }
+  })
   await app.ready()
 } catch (err) {
   fail(`cannot start: ${(err as Error).message}`)
 }
 
-closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
+// SIGTERM and SIGINT: stop accepting, finish what is in flight, let the
+// store commit what it holds and close, then exit 0; past the timeout, exit 1.
+closeWithGrace({ delay: config.shutdownTimeout }, async ({ signal, err }) => {
   if (err) app.log.error({ err }, 'shutting down after an uncaught error')
   else app.log.info({ signal }, 'shutting down')
   await app.close()

@@ -4,6 +4,7 @@ import { parse } from 'yaml'
 export interface OperationObject {
   operationId?: string
   requestBody?: { required?: boolean }
+  security?: unknown[]
   responses?: Record<string, unknown>
   [key: string]: unknown
 }

@@ -3,13 +3,29 @@
 // validated; they know nothing of HTTP beyond the errors they throw.
 import type { OperationHandlers, OperationRequest, OperationResult } from '../lib/operations.ts'
 import type { PlantStore, StoredPlant } from '../lib/stores/plant-store.ts'
-import { PlantConflictError, PlantNotFoundError } from '../lib/errors.ts'
+import { NotReadyError, PlantConflictError, PlantNotFoundError } from '../lib/errors.ts'
+
+/** Why the service should take no traffic now (shutting down, overloaded), if it should not. */
+export type NotReadyReason = () => string | undefined
 
 export class PlantService implements OperationHandlers {
   readonly #store: PlantStore
+  readonly #notReady: NotReadyReason
 
-  constructor (store: PlantStore) {
+  constructor (store: PlantStore, notReady: NotReadyReason = () => undefined) {
     this.#store = store
+    this.#notReady = notReady
+  }
+
+  async getHealth (): Promise<OperationResult<'getHealth'>> {
+    return { status: 'ok' }
+  }
+
+  async getReadiness (): Promise<OperationResult<'getReadiness'>> {
+    const reason = this.#notReady()
+    if (reason !== undefined) throw new NotReadyError(reason)
+    await this.#store.ping()
+    return { status: 'ok' }
   }
 
   async createPlant ({ body }: OperationRequest<'createPlant'>): Promise<OperationResult<'createPlant'>> {

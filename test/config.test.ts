@@ -3,7 +3,19 @@ import { loadConfig } from '../lib/config.ts'
 
 t.test('defaults', async (t) => {
   t.same(loadConfig({}), {
-    port: 3000, host: '127.0.0.1', tokens: [], databaseUrl: 'file:./data/plants.db', logLevel: 'info', bodyLimit: 1048576
+    port: 3000,
+    host: '127.0.0.1',
+    tokens: [],
+    databaseUrl: 'file:./data/plants.db',
+    logLevel: 'info',
+    logFormat: 'json',
+    bodyLimit: 1048576,
+    shutdownTimeout: 10000,
+    corsOrigins: [],
+    authFailureLimit: 10,
+    authFailureWindow: 60000,
+    maxEventLoopDelay: 1000,
+    maxRssMb: 0
   })
 })
 
@@ -15,8 +27,34 @@ t.test('each kind of database URL is accepted', async (t) => {
 
 t.test('every variable is read', async (t) => {
   t.same(loadConfig({
-    PORT: '8080', HOST: '0.0.0.0', PLANT_STORE_TOKENS: ' a , b2 ', DATABASE_URL: 'memory:', LOG_LEVEL: 'debug', BODY_LIMIT: '2048'
-  }), { port: 8080, host: '0.0.0.0', tokens: ['a', 'b2'], databaseUrl: 'memory:', logLevel: 'debug', bodyLimit: 2048 })
+    PORT: '8080',
+    HOST: '0.0.0.0',
+    PLANT_STORE_TOKENS: ' a , b2 ',
+    DATABASE_URL: 'memory:',
+    LOG_LEVEL: 'debug',
+    LOG_FORMAT: 'pretty',
+    BODY_LIMIT: '2048',
+    SHUTDOWN_TIMEOUT: '3000',
+    CORS_ORIGINS: 'https://a.example, https://b.example',
+    AUTH_FAILURE_LIMIT: '5',
+    AUTH_FAILURE_WINDOW: '1000',
+    MAX_EVENT_LOOP_DELAY: '0',
+    MAX_RSS_MB: '512'
+  }), {
+    port: 8080,
+    host: '0.0.0.0',
+    tokens: ['a', 'b2'],
+    databaseUrl: 'memory:',
+    logLevel: 'debug',
+    logFormat: 'pretty',
+    bodyLimit: 2048,
+    shutdownTimeout: 3000,
+    corsOrigins: ['https://a.example', 'https://b.example'],
+    authFailureLimit: 5,
+    authFailureWindow: 1000,
+    maxEventLoopDelay: 0,
+    maxRssMb: 512
+  })
 })
 
 t.test('an empty variable counts as unset', async (t) => {
@@ -32,6 +70,10 @@ t.test('each bad value is refused with a message that names the variable', async
     [{ LOG_LEVEL: 'loud' }, /^LOG_LEVEL must be equal to one of the allowed values \(fatal, error/],
     [{ BODY_LIMIT: '0' }, /^BODY_LIMIT must be >= 1$/],
     [{ BODY_LIMIT: '1.5' }, /^BODY_LIMIT must be integer$/],
+    [{ LOG_FORMAT: 'xml' }, /^LOG_FORMAT must be equal to one of the allowed values \(json, pretty\)$/],
+    [{ SHUTDOWN_TIMEOUT: '0' }, /^SHUTDOWN_TIMEOUT must be >= 1$/],
+    [{ AUTH_FAILURE_LIMIT: '-1' }, /^AUTH_FAILURE_LIMIT must be >= 0$/],
+    [{ MAX_RSS_MB: 'lots' }, /^MAX_RSS_MB must be integer$/],
     [{ DATABASE_URL: 'mysql://localhost/x' }, /^DATABASE_URL must be one of file:PATH, postgres:\/\/…, memory: \(got "mysql:\/\/localhost\/x"\)$/],
     [{ DATABASE_URL: 'file:' }, /^DATABASE_URL must be one of/],
     [{ DATABASE_URL: 'postgres://' }, /^DATABASE_URL must be one of/],

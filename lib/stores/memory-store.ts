@@ -49,5 +49,7 @@ export class MemoryStore implements PlantStore {
     return true
   }
 
+  async ping (): Promise<void> {}
+
   async close (): Promise<void> {}
 }

@@ -27,6 +27,8 @@ export interface PlantStore {
   list (options: ListOptions): Promise<StoredPlant[]>
   /** Whether a plant was deleted. */
   delete (id: bigint): Promise<boolean>
+  /** Resolves when the database answers; rejects (503 kind) when it does not. */
+  ping (): Promise<void>
   close (): Promise<void>
 }
 

@@ -178,6 +178,10 @@ export class PostgresStore implements PlantStore {
     return (await this.#query('DELETE FROM plants WHERE id = $1', [id.toString()])).rowCount === 1
   }
 
+  async ping (): Promise<void> {
+    await this.#query('SELECT 1', [])
+  }
+
   async close (): Promise<void> {
     await this.#pool.end()
   }

@@ -147,6 +147,10 @@ export class SqliteStore implements PlantStore {
     return rows.map(toPlant)
   }
 
+  async ping (): Promise<void> {
+    this.#read(() => this.#get.get(0n))
+  }
+
   #read<T> (query: () => T): T {
     if (this.#closed) throw new StoreUnavailableError('closing')
     try {
