@@ -21,7 +21,7 @@ export interface KnownPath {
 // to change.
 function friendlyMessage (error: FastifyError, request: FastifyRequest, { bodyLimit }: ErrorHandlerOptions): string {
   switch (error.code) {
-    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE': // a Content-Type header that is no media type at all
       return `Unsupported content type "${request.headers['content-type'] ?? ''}": send the body as application/json`
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return `The request body is larger than the limit of ${bodyLimit} bytes`

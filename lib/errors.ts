@@ -25,6 +25,9 @@ export const NotReadyError = createError<[string]>(
 export const TooManyAuthFailuresError = createError<[number]>(
   'PLANT_STORE_TOO_MANY_AUTH_FAILURES', 'Too many failed authentications from this address; retry in %s seconds with a valid token', 429)
 
+export const UnsupportedMediaTypeError = createError<[string]>(
+  'PLANT_STORE_UNSUPPORTED_MEDIA_TYPE', 'Unsupported content type "%s": send the body as application/json', 415)
+
 export const BodyRequiredError = createError(
   'PLANT_STORE_BODY_REQUIRED', 'A request body is required: send a JSON document with Content-Type: application/json', 400)
 

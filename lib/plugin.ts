@@ -12,7 +12,7 @@ import { createAuthHook, createTokenCheck } from './auth.ts'
 import type { FailureLimit } from './auth.ts'
 import { docs } from './docs.ts'
 import { createErrorHandler, createNotFoundHandler } from './error-handler.ts'
-import { NoTokensError, NotReadyError } from './errors.ts'
+import { NoTokensError, NotReadyError, UnsupportedMediaTypeError } from './errors.ts'
 import { parseJsonBody } from './json-body.ts'
 import { createOperationResolver, knownPaths } from './operations.ts'
 import { loadSpec } from './spec.ts'
@@ -48,7 +48,7 @@ export interface PlantStoreOptions {
    * says not ready (@fastify/under-pressure). Default: event-loop delay over
    * 1000 ms. 0 turns a threshold off; false turns the check off.
    */
-  overload?: { maxEventLoopDelay?: number, maxRssBytes?: number, maxHeapUsedBytes?: number } | false
+  overload?: { maxEventLoopDelay?: number, maxRssBytes?: number, maxHeapUsedBytes?: number, sampleInterval?: number } | false
   /** Origins allowed to call the API from a browser (@fastify/cors). Default none. */
   corsOrigins?: readonly string[]
 }
@@ -86,15 +86,26 @@ const plantStore: FastifyPluginAsync<PlantStoreOptions> = async function plantSt
     reply.header('x-request-id', request.id)
     done()
   })
+  // While closing, clients are told to go elsewhere for their next request:
+  // a kept-alive connection would otherwise hold the shutdown open.
+  fastify.addHook('onSend', (_request, reply, payload, done) => {
+    if (closing) reply.header('connection', 'close')
+    done(null, payload)
+  })
 
   fastify.setValidatorCompiler(createValidatorCompiler())
   fastify.setErrorHandler(createErrorHandler({ bodyLimit, realm: options.realm ?? 'plant-store' }))
   fastify.setNotFoundHandler(createNotFoundHandler(knownPaths(spec, fastify.prefix),
     options.docs === false ? undefined : `${fastify.prefix}/docs`))
 
-  // JSON only, parsed without losing int64 digits; any other content type
-  // is refused with 415 by Fastify itself.
+  // JSON only, parsed without losing int64 digits. Another content type is
+  // refused (415) where the operation takes a body, and its body ignored
+  // where the operation takes none (a DELETE sent with a stray body).
   fastify.removeAllContentTypeParsers()
+  fastify.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit }, (request, _body, done) => {
+    if (request.routeOptions.schema?.body === undefined) done(null, undefined)
+    else done(new UnsupportedMediaTypeError(request.headers['content-type'] ?? ''), undefined)
+  })
   fastify.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit }, (request, body, done) => {
     // Clients often send the JSON content type on every request: an empty
     // body is no error for an operation that takes none (a DELETE).

@@ -85,7 +85,11 @@ try {
 closeWithGrace({ delay: config.shutdownTimeout }, async ({ signal, err }) => {
   if (err) app.log.error({ err }, 'shutting down after an uncaught error')
   else app.log.info({ signal }, 'shutting down')
+  // Connections that finish their last request after close() began would
+  // stay open, idle, for the keep-alive timeout: close them as they idle.
+  const sweep = setInterval(() => app.server.closeIdleConnections(), 100)
   await app.close()
+  clearInterval(sweep)
 })
 
 try {

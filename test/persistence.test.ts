@@ -75,6 +75,43 @@ t.test('crash: every create answered 200 before SIGKILL is there after restart',
   t.same(missing, [], 'none of the acknowledged plants is missing')
 })
 
+t.test('SIGTERM under load: no 5xx, exit 0, every acknowledged create kept', async (t) => {
+  const db = `file:${join(t.testdir(), 'plants.db')}`
+  const server = await start(t, env(db))
+  const acknowledged: string[] = []
+  const statuses = new Map<number, number>()
+  const state = { running: true }
+  const clients = Array.from({ length: 16 }, async (_, client) => {
+    for (let i = 0; state.running; i++) {
+      const id = String(client * 1_000_000 + i)
+      try {
+        const res = await fetch(`${server.url}/plants`, { method: 'POST', headers, body: `{"id":${id},"name":"p${id}"}` })
+        statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1)
+        if (res.status === 200) acknowledged.push(id)
+        await res.arrayBuffer()
+      } catch {
+        return // the server stopped accepting: the shutdown is under way
+      }
+    }
+  })
+  await setTimeout(700)
+  const exited = server.stop('SIGTERM')
+  t.equal(await exited, 0, 'exit code 0')
+  state.running = false
+  await Promise.all(clients)
+  t.same([...statuses.keys()].filter((status) => status >= 500), [], 'no 5xx during the drain')
+  t.ok(acknowledged.length > 50, `${acknowledged.length} creates acknowledged`)
+
+  const after = await start(t, env(db))
+  const missing = []
+  for (const id of acknowledged) {
+    const res = await fetch(`${after.url}/plants/${id}`, { headers })
+    if (res.status !== 200) missing.push(id)
+    await res.arrayBuffer()
+  }
+  t.same(missing, [], 'every acknowledged plant is there after the restart')
+})
+
 t.test('a full disk answers 503 with Retry-After, and nothing acknowledged is lost', async (t) => {
   const store = await SqliteStore.open(join(t.testdir(), 'plants.db'), { pragmas: { max_page_count: 8 } })
   t.teardown(() => store.close())
@@ -126,6 +163,9 @@ t.test('PostgreSQL', { skip: POSTGRES_SKIP }, async (t) => {
     t.equal(refused.headers.get('retry-after'), '2')
     t.match(refused.json().message, /database is unavailable/)
     t.equal((await read(t, server.url, '1')).status, 503, 'reads too')
+    const notReady = await call(t, `${server.url}/readyz`, {}, 'getReadiness')
+    t.equal(notReady.status, 503, '/readyz says so')
+    t.equal((await call(t, `${server.url}/healthz`, {}, 'getHealth')).status, 200, 'the process itself is alive')
 
     await proxy.restore()
     let status = 0
@@ -134,6 +174,7 @@ t.test('PostgreSQL', { skip: POSTGRES_SKIP }, async (t) => {
       if (status !== 200) await setTimeout(100)
     }
     t.equal(status, 200, 'writes work again without a restart')
+    t.equal((await call(t, `${server.url}/readyz`, {}, 'getReadiness')).status, 200, 'and /readyz is 200 again')
     t.equal((await read(t, server.url, '1')).json().name, 'before', 'nothing acknowledged was lost')
     t.equal((await read(t, server.url, '2')).status, 404, 'the refused create left nothing behind')
   })

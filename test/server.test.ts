@@ -76,3 +76,28 @@ t.test('a port in use stops the server with one line', async (t) => {
   t.equal(await second.exited, 1)
   t.match(second.stderr(), new RegExp(`^plant-store: cannot listen on 127.0.0.1:${port}: .*EADDRINUSE.*\\n$`))
 })
+
+t.test('request ids: the client\'s when plain, a new one otherwise; one log line per request', async (t) => {
+  const server = await start(t, { PLANT_STORE_TOKENS: 'tok' })
+  const mine = await fetch(`${server.url}/plants`, { headers: { authorization: 'Bearer tok', 'x-request-id': 'client-id.42' } })
+  t.equal(mine.headers.get('x-request-id'), 'client-id.42')
+  for (const bad of ['has spaces', 'x'.repeat(200), '<script>']) {
+    const res = await fetch(`${server.url}/plants`, { headers: { authorization: 'Bearer tok', 'x-request-id': bad } })
+    t.match(res.headers.get('x-request-id'), /^[0-9a-f-]{36}$/, `${bad.slice(0, 12)}… is replaced`)
+  }
+  await server.stop()
+  const lines = server.stdout().trim().split('\n').map((line) => JSON.parse(line))
+  // (Leaving out start()'s readiness polls of /docs/json.)
+  const requests = lines.filter((line) => line.msg === 'request' && line.url === '/plants')
+  t.equal(requests.length, 4, 'one line per request')
+  t.match(requests[0], { reqId: 'client-id.42', method: 'GET', route: '/plants', url: '/plants', status: 200, durationMs: Number })
+  t.notOk(server.stdout().includes('Bearer tok'), 'the authorization header is not logged')
+})
+
+t.test('LOG_FORMAT=pretty writes for people', async (t) => {
+  const server = await start(t, { PLANT_STORE_TOKENS: 'tok', LOG_FORMAT: 'pretty' })
+  await fetch(`${server.url}/healthz`)
+  await server.stop()
+  t.match(server.stdout(), /INFO.*Server listening at/)
+  t.throws(() => JSON.parse(server.stdout().split('\n')[0]!), 'not JSON lines')
+})

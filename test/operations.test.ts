@@ -1,0 +1,118 @@
+// What people deploying the service rely on: health checks, request ids,
+// throttled token guessing, overload, CORS.
+import t from 'tap'
+import { MemoryStore } from '../lib/plugin.ts'
+import { StoreUnavailableError } from '../lib/errors.ts'
+import { AUTH, build } from './helper.ts'
+
+t.test('/healthz and /readyz answer without a token', async (t) => {
+  const app = await build(t, { prefix: '/api' })
+  for (const url of ['/api/healthz', '/api/readyz']) {
+    const res = await app.inject(url)
+    t.equal(res.statusCode, 200, url)
+    t.same(res.json(), { status: 'ok' })
+  }
+  t.equal((await app.inject({ url: '/api/plants' })).statusCode, 401, 'the rest still needs one')
+})
+
+class UnreachableStore extends MemoryStore {
+  override async ping (): Promise<void> {
+    throw new StoreUnavailableError('unreachable')
+  }
+}
+
+t.test('/readyz is 503 with Retry-After when the store does not answer; /healthz stays 200', async (t) => {
+  const app = await build(t, { database: new UnreachableStore() })
+  const ready = await app.inject('/readyz')
+  t.equal(ready.statusCode, 503)
+  t.equal(ready.headers['retry-after'], '2')
+  t.same(ready.json(), { error: 503, message: 'The plant database is unavailable (unreachable); nothing was changed, retry shortly' })
+  t.equal((await app.inject('/healthz')).statusCode, 200)
+})
+
+t.test('/readyz is 503 once the app is closing', async (t) => {
+  // As the standalone server does: otherwise Fastify itself answers every
+  // request during close with its own 503, before any plugin sees it.
+  const app = await build(t, { server: { return503OnClosing: false } })
+  let during: Response | undefined
+  // preClose runs before the server stops accepting: a load balancer's
+  // check at that moment must see "not ready".
+  // (In a plugin registered after the plant store, so that it runs after it.)
+  await app.register(async (later) => {
+    later.addHook('preClose', async () => {
+      during = await fetch(`${url}/readyz`)
+    })
+  })
+  const url = await app.listen({ port: 0, host: '127.0.0.1' })
+  t.equal((await fetch(`${url}/readyz`)).status, 200)
+  await app.close()
+  t.equal(during?.status, 503)
+  t.match(await during?.text(), /not ready: shutting down/)
+})
+
+t.test('every answer carries its request id', async (t) => {
+  const app = await build(t)
+  for (const url of ['/healthz', '/plants', '/nowhere', '/docs/json']) {
+    const res = await app.inject(url)
+    t.match(res.headers['x-request-id'], /^req-\d+$/, url)
+  }
+})
+
+t.test('repeated failed authentication from one address: 429, while valid tokens pass', async (t) => {
+  const app = await build(t, { authFailureLimit: { max: 3, timeWindow: 1000 } })
+  const guess = () => app.inject({ url: '/plants', headers: { authorization: 'Bearer guess' } })
+  for (let i = 1; i <= 3; i++) t.equal((await guess()).statusCode, 401, `failure ${i} is a 401`)
+  const limited = await guess()
+  t.equal(limited.statusCode, 429)
+  t.ok(Number(limited.headers['retry-after']) >= 1, 'with Retry-After')
+  t.match(limited.json(), { error: 429, message: /Too many failed authentications/ })
+  t.equal((await app.inject({ url: '/plants', headers: AUTH })).statusCode, 200, 'a valid token from the same address still works')
+  t.equal((await app.inject({ url: '/plants', headers: { ...AUTH, 'x-forwarded-for': '10.0.0.1' } })).statusCode, 200)
+  await new Promise((resolve) => setTimeout(resolve, 1100))
+  t.equal((await guess()).statusCode, 401, 'after the window, a 401 again')
+})
+
+t.test('the failure limit can be turned off', async (t) => {
+  const app = await build(t, { authFailureLimit: false })
+  for (let i = 0; i < 15; i++) {
+    const res = await app.inject({ url: '/plants', headers: { authorization: 'Bearer guess' } })
+    t.equal(res.statusCode, 401)
+  }
+})
+
+t.test('overloaded: 503 Error with Retry-After, /readyz says so, /healthz still answers', async (t) => {
+  // Any heap is over one byte: the first sample puts the process under pressure.
+  const app = await build(t, { overload: { maxHeapUsedBytes: 1, sampleInterval: 10 } })
+  await new Promise((resolve) => setTimeout(resolve, 100))
+  const res = await app.inject({ method: 'POST', url: '/plants', headers: AUTH, payload: { id: 1, name: 'x' } })
+  t.equal(res.statusCode, 503)
+  t.equal(res.headers['retry-after'], '2')
+  t.same(res.json(), { error: 503, message: 'The service is not ready: overloaded' })
+  const ready = await app.inject('/readyz')
+  t.equal(ready.statusCode, 503)
+  t.match(ready.json().message, /overloaded/)
+  t.equal((await app.inject('/healthz')).statusCode, 200)
+})
+
+t.test('CORS is off by default', async (t) => {
+  const app = await build(t)
+  const res = await app.inject({ url: '/plants', headers: { ...AUTH, origin: 'https://app.example' } })
+  t.equal(res.headers['access-control-allow-origin'], undefined)
+})
+
+t.test('CORS for configured origins; preflights need no token', async (t) => {
+  const app = await build(t, { corsOrigins: ['https://app.example'] })
+  const preflight = await app.inject({
+    method: 'OPTIONS',
+    url: '/plants',
+    headers: { origin: 'https://app.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization,content-type' }
+  })
+  t.equal(preflight.statusCode, 204)
+  t.equal(preflight.headers['access-control-allow-origin'], 'https://app.example')
+  const actual = await app.inject({ url: '/plants', headers: { ...AUTH, origin: 'https://app.example' } })
+  t.equal(actual.statusCode, 200)
+  t.equal(actual.headers['access-control-allow-origin'], 'https://app.example')
+  t.match(actual.headers['access-control-expose-headers'], /x-request-id/)
+  const other = await app.inject({ url: '/plants', headers: { ...AUTH, origin: 'https://evil.example' } })
+  t.not(other.headers['access-control-allow-origin'], 'https://evil.example')
+})
