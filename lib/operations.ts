@@ -74,17 +74,15 @@ export function createOperationResolver (spec: OpenApiDocument, service: object)
     const method = (service as Record<string, unknown>)[operationId]
     if (typeof method !== 'function') throw new MissingOperationError(operationId)
     const status = successStatus(operation)
+    const bodyRequired = operation.requestBody?.required === true
     routes.set(operationId, {
       config: { public: Array.isArray(operation.security) && operation.security.length === 0 },
-      // A POST without a content type and without a body skips parsing and
-      // validation alike; a required body must not arrive as undefined.
-      ...(operation.requestBody?.required && {
-        preValidation: async (request: FastifyRequest) => {
-          if (request.body === undefined) throw new BodyRequiredError()
-        }
-      }),
-      handler: async (request: FastifyRequest, reply: FastifyReply) =>
-        reply.code(status).send(await method.call(service, request))
+      handler: async (request: FastifyRequest, reply: FastifyReply) => {
+        // A POST without a content type and without a body skips parsing
+        // and validation alike: a required body must not arrive undefined.
+        if (bodyRequired && request.body === undefined) throw new BodyRequiredError()
+        return reply.code(status).send(await method.call(service, request))
+      }
     } as RouteOptions) // glue adds method, url and schema
   }
   // Every operationId was checked above.
