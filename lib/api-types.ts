@@ -397,3 +397,6 @@ export interface operations {
         };
     };
 }
+
+/** Properties whose schema is an int64: read as bigint. */
+export const int64Properties: ReadonlySet<string> = new Set(["id"])

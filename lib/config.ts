@@ -105,3 +105,22 @@ export function loadConfig (env: NodeJS.ProcessEnv): Config {
     maxRssMb: raw.MAX_RSS_MB
   }
 }
+
+/** `plant-store --help`: the variables, their defaults and meanings, from ENV_SCHEMA. */
+export function usage (): string {
+  const rows = Object.entries(ENV_SCHEMA.properties).map(([name, schema]) => {
+    const fallback = 'default' in schema ? ` (default: ${schema.default})` : ''
+    return `  ${name.padEnd(22)} ${schema.description}${fallback}`
+  })
+  return [
+    'Usage: plant-store [--help]',
+    '',
+    'Runs the plant store HTTP service: the API, Swagger UI at /docs, health at /healthz and /readyz.',
+    'It is configured through environment variables:',
+    '',
+    ...rows,
+    '',
+    'Example: PORT=8080 PLANT_STORE_TOKENS=secret DATABASE_URL=file:./data/plants.db plant-store',
+    ''
+  ].join('\n')
+}

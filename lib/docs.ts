@@ -20,6 +20,8 @@ export async function docs (fastify: FastifyInstance, { spec, guard }: DocsOptio
   await fastify.register(swagger, { mode: 'static', specification: { document: document as unknown as StaticDocumentSpec['document'] } })
   await fastify.register(swaggerUi, {
     routePrefix: '/docs',
+    // Its page links its assets absolutely: under a prefix they must carry it.
+    ...(fastify.prefix && { indexPrefix: fastify.prefix }),
     // Keeps the token from the Authorize dialog across page reloads.
     uiConfig: { persistAuthorization: true }
   })

@@ -7,13 +7,20 @@ import { randomBytes, randomUUID } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
 import closeWithGrace from 'close-with-grace'
 import Fastify, { LogController } from 'fastify'
-import { ConfigError, loadConfig } from './config.ts'
+import { ConfigError, loadConfig, usage } from './config.ts'
 import plantStore from './plugin.ts'
 
 function fail (message: string): never {
   process.stderr.write(`plant-store: ${message}\n`)
   process.exit(1)
 }
+
+if (process.argv.includes('--help') || process.argv.includes('-h')) {
+  process.stdout.write(usage())
+  process.exit(0)
+}
+const unknown = process.argv.slice(2)
+if (unknown.length > 0) fail(`unknown argument ${unknown[0]}: the server is configured through environment variables (see --help)`)
 
 let config
 try {

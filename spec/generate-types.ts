@@ -4,6 +4,7 @@
 import { readFile, writeFile } from 'node:fs/promises'
 import openapiTS, { astToString, COMMENT_HEADER } from 'openapi-typescript'
 import ts from 'typescript'
+import { parse } from 'yaml'
 
 const spec = new URL('./plant-store.yaml', import.meta.url)
 const target = new URL('../lib/api-types.ts', import.meta.url)
@@ -12,6 +13,17 @@ const target = new URL('../lib/api-types.ts', import.meta.url)
 // numbers lose digits above 2^53.
 const BIGINT = ts.factory.createKeywordTypeNode(ts.SyntaxKind.BigIntKeyword)
 
+// The names of int64 properties, for the client's JSON reader.
+function int64Names (node: unknown, names = new Set<string>()): Set<string> {
+  if (Array.isArray(node)) for (const item of node) int64Names(item, names)
+  else if (typeof node === 'object' && node !== null) {
+    const { properties } = node as { properties?: Record<string, { format?: string }> }
+    for (const [name, schema] of Object.entries(properties ?? {})) if (schema.format === 'int64') names.add(name)
+    for (const value of Object.values(node)) int64Names(value, names)
+  }
+  return names
+}
+
 export async function generateTypes (): Promise<string> {
   const ast = await openapiTS(spec, {
     silent: true,
@@ -19,7 +31,9 @@ export async function generateTypes (): Promise<string> {
       return schema.format === 'int64' ? BIGINT : undefined
     }
   })
-  return COMMENT_HEADER + astToString(ast)
+  const names = [...int64Names(parse(await readFile(spec, 'utf8')))].sort()
+  return COMMENT_HEADER + astToString(ast) +
+    `\n/** Properties whose schema is an int64: read as bigint. */\nexport const int64Properties: ReadonlySet<string> = new Set(${JSON.stringify(names)})\n`
 }
 
 if (import.meta.main) {

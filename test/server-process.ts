@@ -21,10 +21,11 @@ export interface Running {
 
 export interface RunOptions {
   cwd?: string
+  args?: string[]
 }
 
-export function run (env: NodeJS.ProcessEnv, { cwd }: RunOptions = {}) {
-  const child = spawn(process.execPath, [SERVER], { cwd, env: { PATH: process.env.PATH, PORT: '0', DATABASE_URL: 'memory:', ...env } })
+export function run (env: NodeJS.ProcessEnv, { cwd, args = [] }: RunOptions = {}) {
+  const child = spawn(process.execPath, [SERVER, ...args], { cwd, env: { PATH: process.env.PATH, PORT: '0', DATABASE_URL: 'memory:', ...env } })
   let stdout = ''
   let stderr = ''
   child.stdout.setEncoding('utf8').on('data', (chunk) => { stdout += chunk })

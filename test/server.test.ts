@@ -101,3 +101,18 @@ t.test('LOG_FORMAT=pretty writes for people', async (t) => {
   t.match(server.stdout(), /INFO.*Server listening at/)
   t.throws(() => JSON.parse(server.stdout().split('\n')[0]!), 'not JSON lines')
 })
+
+t.test('--help lists every variable of the configuration', async (t) => {
+  const { ENV_SCHEMA } = await import('../lib/config.ts')
+  const proc = run({}, { args: ['--help'] })
+  t.equal(await proc.exited, 0)
+  t.match(proc.stdout(), /^Usage: plant-store/)
+  for (const name of Object.keys(ENV_SCHEMA.properties)) t.match(proc.stdout(), new RegExp(`^  ${name} `, 'm'), name)
+  t.match(proc.stdout(), /PORT +TCP port to listen on \(default: 3000\)/)
+})
+
+t.test('an unknown argument stops the server with a pointer to --help', async (t) => {
+  const proc = run({}, { args: ['--port=80'] })
+  t.equal(await proc.exited, 1)
+  t.equal(proc.stderr(), 'plant-store: unknown argument --port=80: the server is configured through environment variables (see --help)\n')
+})
