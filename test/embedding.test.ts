@@ -103,4 +103,5 @@ t.test('a TypeScript host app compiles against the published types', async (t) =
   await t.resolves(typecheck('host-app.ts'), 'test/fixtures/host-app.ts compiles')
   const wrong = await typecheck('host-app-wrong.ts').then(() => ({ stdout: 'compiled' }), (err: { stdout: string }) => err)
   t.match(wrong.stdout, /host-app-wrong\.ts\(6,.*TS2769/, 'wrong options do not')
+  t.match(wrong.stdout, /host-app-wrong\.ts\(10,.*TS2322/, 'nor a client call with a wrong body')
 })
