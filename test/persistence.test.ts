@@ -42,42 +42,9 @@ t.test('restart: what was created is read back', async (t) => {
   t.equal((await create(t, second.url, `{"id":${ids[1]},"name":"other"}`)).status, 409, 'and still guards its id')
 })
 
-t.test('crash: every create answered 200 before SIGKILL is there after restart', async (t) => {
-  const db = `file:${join(t.testdir(), 'plants.db')}`
-  const server = await start(t, env(db))
-  const acknowledged: string[] = []
-  const state = { running: true }
-  // 16 clients creating as fast as they can until the process dies.
-  const clients = Array.from({ length: 16 }, async (_, client) => {
-    for (let i = 0; state.running; i++) {
-      const id = String(client * 1_000_000 + i)
-      try {
-        const res = await fetch(`${server.url}/plants`, { method: 'POST', headers, body: `{"id":${id},"name":"p${id}"}` })
-        if (res.status === 200) acknowledged.push(id)
-        await res.arrayBuffer()
-      } catch {
-        return // the server is gone
-      }
-    }
-  })
-  await setTimeout(1000)
-  t.equal(await server.stop('SIGKILL'), null, 'killed by SIGKILL')
-  state.running = false
-  await Promise.all(clients)
-  t.ok(acknowledged.length > 50, `${acknowledged.length} creates were acknowledged before the kill`)
-
-  const after = await start(t, env(db))
-  const missing = []
-  for (const id of acknowledged) {
-    const res = await fetch(`${after.url}/plants/${id}`, { headers })
-    if (res.status !== 200 || (await res.json() as { name: string }).name !== `p${id}`) missing.push(id)
-  }
-  t.same(missing, [], 'none of the acknowledged plants is missing')
-})
-
-t.test('SIGTERM under load: no 5xx, exit 0, every acknowledged create kept', async (t) => {
-  const db = `file:${join(t.testdir(), 'plants.db')}`
-  const server = await start(t, env(db))
+// 16 clients creating as fast as they can until the server goes away. It
+// returns the ids answered 200 and how often each status came back.
+function createUntilGone (url: string) {
   const acknowledged: string[] = []
   const statuses = new Map<number, number>()
   const state = { running: true }
@@ -85,31 +52,60 @@ t.test('SIGTERM under load: no 5xx, exit 0, every acknowledged create kept', asy
     for (let i = 0; state.running; i++) {
       const id = String(client * 1_000_000 + i)
       try {
-        const res = await fetch(`${server.url}/plants`, { method: 'POST', headers, body: `{"id":${id},"name":"p${id}"}` })
+        const res = await fetch(`${url}/plants`, { method: 'POST', headers, body: `{"id":${id},"name":"p${id}"}` })
         statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1)
         if (res.status === 200) acknowledged.push(id)
         await res.arrayBuffer()
       } catch {
-        return // the server stopped accepting: the shutdown is under way
+        return // the server is gone, or no longer accepts connections
       }
     }
   })
-  await setTimeout(700)
-  const exited = server.stop('SIGTERM')
-  t.equal(await exited, 0, 'exit code 0')
-  state.running = false
-  await Promise.all(clients)
-  t.same([...statuses.keys()].filter((status) => status >= 500), [], 'no 5xx during the drain')
-  t.ok(acknowledged.length > 50, `${acknowledged.length} creates acknowledged`)
+  return {
+    acknowledged,
+    statuses,
+    stop: async () => {
+      state.running = false
+      await Promise.all(clients)
+    }
+  }
+}
 
-  const after = await start(t, env(db))
+// The ids of `acknowledged` that a server at `url` does not have as created.
+async function missingAt (url: string, acknowledged: string[]): Promise<string[]> {
   const missing = []
   for (const id of acknowledged) {
-    const res = await fetch(`${after.url}/plants/${id}`, { headers })
-    if (res.status !== 200) missing.push(id)
-    await res.arrayBuffer()
+    const res = await fetch(`${url}/plants/${id}`, { headers })
+    if (res.status !== 200 || (await res.json() as { name: string }).name !== `p${id}`) missing.push(id)
   }
-  t.same(missing, [], 'every acknowledged plant is there after the restart')
+  return missing
+}
+
+t.test('crash: every create answered 200 before SIGKILL is there after restart', async (t) => {
+  const db = `file:${join(t.testdir(), 'plants.db')}`
+  const server = await start(t, env(db))
+  const load = createUntilGone(server.url)
+  await setTimeout(1000)
+  t.equal(await server.stop('SIGKILL'), null, 'killed by SIGKILL')
+  await load.stop()
+  t.ok(load.acknowledged.length > 50, `${load.acknowledged.length} creates were acknowledged before the kill`)
+
+  const after = await start(t, env(db))
+  t.same(await missingAt(after.url, load.acknowledged), [], 'none of the acknowledged plants is missing')
+})
+
+t.test('SIGTERM under load: no 5xx, exit 0, every acknowledged create kept', async (t) => {
+  const db = `file:${join(t.testdir(), 'plants.db')}`
+  const server = await start(t, env(db))
+  const load = createUntilGone(server.url)
+  await setTimeout(700)
+  t.equal(await server.stop('SIGTERM'), 0, 'exit code 0')
+  await load.stop()
+  t.same([...load.statuses.keys()].filter((status) => status >= 500), [], 'no 5xx during the drain')
+  t.ok(load.acknowledged.length > 50, `${load.acknowledged.length} creates acknowledged`)
+
+  const after = await start(t, env(db))
+  t.same(await missingAt(after.url, load.acknowledged), [], 'every acknowledged plant is there after the restart')
 })
 
 t.test('a full disk answers 503 with Retry-After, and nothing acknowledged is lost', async (t) => {
