@@ -20,6 +20,7 @@ export interface PlantStoreClientOptions {
 
 // JSON.rawJSON writes a bigint's digits as a JSON number (Node 22+).
 const rawJSON = (JSON as unknown as { rawJSON: (text: string) => unknown }).rawJSON
+// (As in json-body.ts; the client imports nothing of the server.)
 const INTEGER_LITERAL = /^-?\d+$/
 
 function serialize (body: unknown): string {

@@ -1,7 +1,7 @@
 // The one place where errors become answers: every error, whoever raised it,
 // leaves as the spec's `Error` body, with `error` = the HTTP status code.
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
-import { MethodNotAllowedError, RETRY_AFTER_SECONDS, RouteNotFoundError } from './errors.ts'
+import { MethodNotAllowedError, RETRY_AFTER_SECONDS, RouteNotFoundError, UnsupportedMediaTypeError } from './errors.ts'
 import type { components } from './api-types.ts'
 
 type ErrorBody = components['schemas']['Error']
@@ -22,7 +22,7 @@ export interface KnownPath {
 function friendlyMessage (error: FastifyError, request: FastifyRequest, { bodyLimit }: ErrorHandlerOptions): string {
   switch (error.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE': // a Content-Type header that is no media type at all
-      return `Unsupported content type "${request.headers['content-type'] ?? ''}": send the body as application/json`
+      return new UnsupportedMediaTypeError(request.headers['content-type'] ?? '').message
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return `The request body is larger than the limit of ${bodyLimit} bytes`
     case 'FST_BEARER_AUTH_MISSING_AUTHORIZATION_HEADER':

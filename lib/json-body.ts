@@ -7,7 +7,8 @@ import { InvalidJsonError } from './errors.ts'
 // Integers with fewer digits are exact as numbers: the reviver, which costs
 // a call per value, only runs on bodies that might hold a longer one.
 const MAYBE_LONG_INTEGER = /\d{16}/
-const INTEGER_LITERAL = /^-?\d+$/
+/** A JSON integer written as plain digits: no fraction, no exponent. */
+export const INTEGER_LITERAL = /^-?\d+$/
 
 function keepIntegerDigits (_key: string, value: unknown, context?: { source?: string }): unknown {
   if (typeof value === 'number' && !Number.isSafeInteger(value) &&

@@ -6,13 +6,13 @@ import { Ajv2020 } from 'ajv/dist/2020.js'
 import type { FuncKeywordDefinition, SchemaValidateFunction } from 'ajv'
 import addFormatsModule from 'ajv-formats'
 import type { FastifySchemaCompiler } from 'fastify'
+import { INTEGER_LITERAL } from './json-body.ts'
 
 // ajv-formats is CommonJS; its default export arrives wrapped.
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default
 
 export const INT64_MIN = -(2n ** 63n)
 export const INT64_MAX = 2n ** 63n - 1n
-const INTEGER_LITERAL = /^-?\d+$/
 const INT64_MESSAGE = `must be an integer from ${INT64_MIN} to ${INT64_MAX}`
 
 function toInt64 (data: unknown, fromString: boolean): bigint | undefined {
