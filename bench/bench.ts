@@ -7,6 +7,8 @@
 import { execFileSync, spawn } from 'node:child_process'
 import type { ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
+import { createServer } from 'node:net'
+import type { AddressInfo } from 'node:net'
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { cpus, tmpdir, totalmem } from 'node:os'
 import { join } from 'node:path'
@@ -65,7 +67,14 @@ interface Running extends SystemSpec {
   nextId: number
 }
 
-let nextPort = 41_000 + Math.floor(Math.random() * 10_000)
+// A port the OS has just handed out, so that no other server holds it.
+async function freePort (): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  const { port } = server.address() as AddressInfo
+  await new Promise((resolve) => server.close(resolve))
+  return port
+}
 
 // The service runs as its bin does, with the Node flags of its shebang line.
 const SERVICE = here('../dist/lib/server.js')
@@ -73,7 +82,7 @@ const SERVICE_FLAGS = (await readFile(SERVICE, 'utf8')).split('\n', 1)[0]!.split
 const nodeArgs = (script: string) => script === SERVICE ? [...SERVICE_FLAGS, script] : [script]
 
 async function launch (spec: SystemSpec, extraEnv: Record<string, string> = {}): Promise<Running> {
-  const port = nextPort++
+  const port = await freePort()
   const command = pinned ? 'taskset' : process.execPath
   const argv = pinned ? ['-c', '0', process.execPath, ...nodeArgs(spec.script)] : nodeArgs(spec.script)
   const child = spawn(command, argv, {
@@ -84,12 +93,20 @@ async function launch (spec: SystemSpec, extraEnv: Record<string, string> = {}):
   child.stdout!.on('data', (chunk) => { output += chunk })
   child.stderr!.on('data', (chunk) => { output += chunk })
   const url = `http://127.0.0.1:${port}`
+  // The service is ready when /readyz says so (it is 503 while the process
+  // is still starved by its start-up); a baseline when it answers.
+  const probe = spec.script === SERVICE ? `${url}/readyz` : `${url}/plants/1`
+  let last = 'no answer yet'
   for (let tries = 0; ; tries++) {
-    if (child.exitCode !== null || tries > 600) throw new Error(`${spec.name} did not start:\n${output}`)
-    // The service is ready when /readyz says so (it is 503 while the
-    // process is still starved by its start-up); a baseline when it answers.
-    const probe = spec.script === SERVICE ? `${url}/readyz` : `${url}/plants/1`
-    if (await fetch(probe).then((res) => spec.script !== SERVICE || res.ok, () => false)) break
+    if (child.exitCode !== null || child.signalCode !== null || tries > 600) {
+      child.kill('SIGKILL')
+      throw new Error(`${spec.name} did not start (exit ${child.exitCode ?? child.signalCode}, last probe: ${last}):\n${output}`)
+    }
+    const ready = await fetch(probe, { signal: AbortSignal.timeout(2000) }).then((res) => {
+      last = `HTTP ${res.status}`
+      return spec.script !== SERVICE || res.ok
+    }, (err: Error) => { last = err.message; return false })
+    if (ready) break
     await setTimeout(50)
   }
   return { ...spec, url, child, nextId: 10_000_000 }
@@ -250,7 +267,7 @@ const startups: number[] = []
 for (let i = 0; i < preset.startups; i++) {
   const started = performance.now()
   const child = spawn(process.execPath, nodeArgs(SERVICE), {
-    env: { PATH: process.env.PATH, PORT: String(nextPort++), PLANT_STORE_TOKENS: TOKEN, DATABASE_URL: `file:${join(scratch, `startup-${i}`, 'plants.db')}` },
+    env: { PATH: process.env.PATH, PORT: String(await freePort()), PLANT_STORE_TOKENS: TOKEN, DATABASE_URL: `file:${join(scratch, `startup-${i}`, 'plants.db')}` },
     stdio: ['ignore', 'pipe', 'ignore']
   })
   let output = ''
