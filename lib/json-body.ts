@@ -1,35 +1,150 @@
-// JSON bodies that keep every integer digit for digit. A plain JSON.parse
-// turns 9007199254740993 into 9007199254740992; Node 24 hands a reviver the
-// raw source text, from which integers past 2^53 become bigints.
+// Request bodies: read within their limit, decoded as strict UTF-8, parsed
+// as JSON no deeper than MAX_DEPTH, with int64 members kept digit for digit.
+// The cost is linear in the body, and the same whatever the body holds: the
+// exact int64 reading is paid only for the members that are int64s.
+import { TextDecoder } from 'node:util'
+import contentTypeModule from 'fast-content-type-parse'
+import getRawBody from 'raw-body'
 import secureJson from 'secure-json-parse'
-import { InvalidJsonError } from './errors.ts'
+import type { FastifyRequest } from 'fastify'
+import {
+  BodyIncompleteError, BodyNestedTooDeepError, InvalidJsonError, InvalidUtf8Error,
+  PayloadTooLargeError, UnsupportedCharsetError, UnsupportedMediaTypeError
+} from './errors.ts'
+import { NOT_AN_INT64, int64FromJsonNumber } from './int64.ts'
 
-// Integers with fewer digits are exact as numbers: the reviver, which costs
-// a call per value, only runs on bodies that might hold a longer one.
-const MAYBE_LONG_INTEGER = /\d{16}/
-/** A JSON integer written as plain digits: no fraction, no exponent. */
-export const INTEGER_LITERAL = /^-?\d+$/
+// fast-content-type-parse is CommonJS; its named export arrives on the default.
+const { parse: parseContentType } = contentTypeModule as unknown as typeof import('fast-content-type-parse')
 
-function keepIntegerDigits (_key: string, value: unknown, context?: { source?: string }): unknown {
-  if (typeof value === 'number' && !Number.isSafeInteger(value) &&
-      context?.source !== undefined && INTEGER_LITERAL.test(context.source)) {
-    return BigInt(context.source)
+/** Arrays and objects may nest this deep in a body; deeper is a 400. */
+export const MAX_DEPTH = 16
+
+// `fatal`: invalid UTF-8 is refused rather than read as U+FFFD, which would
+// store something other than what the client sent. A leading BOM is dropped.
+const utf8 = new TextDecoder('utf-8', { fatal: true })
+
+const STRUCTURE = /["{}[\]]/g
+// What follows a member name at the top level: the colon and, when the
+// value is a number, its token. (JSON.parse validates the token itself.)
+const COLON_NUMBER = /[ \t\n\r]*:[ \t\n\r]*(-?[0-9][0-9.eE+-]*)?/y
+
+// The index just after the closing quote of the string that opens at `open`,
+// or -1 when it never closes (JSON.parse then refuses the body).
+function stringEnd (text: string, open: number): number {
+  let quote = text.indexOf('"', open + 1)
+  while (quote !== -1) {
+    let slashes = 0
+    while (text.charCodeAt(quote - 1 - slashes) === 0x5c) slashes++
+    if (slashes % 2 === 0) return quote + 1
+    quote = text.indexOf('"', quote + 1)
   }
-  return value
+  return -1
 }
 
 /**
- * Parses a JSON body, integers past 2^53 as bigints, and refuses
- * `__proto__` and `constructor.prototype` keys as Fastify's own parser does.
+ * One pass over the text that refuses nesting past MAX_DEPTH and finds the
+ * number token of each top-level member named in `int64Members` (the last
+ * one, as JSON.parse keeps the last of duplicate names).
  */
-export function parseJsonBody (text: string): unknown {
+function scan (text: string, int64Members: ReadonlySet<string>): Map<string, string | undefined> | undefined {
+  let found: Map<string, string | undefined> | undefined
+  let depth = 0
+  STRUCTURE.lastIndex = 0
+  for (let match = STRUCTURE.exec(text); match !== null; match = STRUCTURE.exec(text)) {
+    const char = match[0]
+    if (char === '"') {
+      const end = stringEnd(text, match.index)
+      if (end === -1) return found
+      STRUCTURE.lastIndex = end
+      if (depth !== 1 || int64Members.size === 0) continue
+      COLON_NUMBER.lastIndex = end
+      const value = COLON_NUMBER.exec(text)
+      if (value === null) continue // a string value, not a member name
+      let name = text.slice(match.index + 1, end - 1)
+      if (name.includes('\\')) name = JSON.parse(`"${name}"`) as string
+      if (int64Members.has(name)) (found ??= new Map()).set(name, value[1])
+    } else if (char === '{' || char === '[') {
+      if (++depth > MAX_DEPTH) throw new BodyNestedTooDeepError(MAX_DEPTH)
+    } else {
+      depth--
+    }
+  }
+  return found
+}
+
+/**
+ * Parses a JSON body. Top-level members named in `int64Members` that hold a
+ * number become bigints (or NOT_AN_INT64 when not a whole int64), read from
+ * their digits; `__proto__` and `constructor.prototype` keys are refused, as
+ * Fastify's own parser does.
+ */
+export function parseJsonBody (text: string, int64Members: ReadonlySet<string> = new Set()): unknown {
   if (text.trim() === '') throw new InvalidJsonError('the body is empty')
+  const tokens = scan(text, int64Members)
+  let parsed: unknown
   try {
-    return secureJson.parse(text, MAYBE_LONG_INTEGER.test(text) ? keepIntegerDigits : undefined, {
-      protoAction: 'error',
-      constructorAction: 'error'
-    })
+    parsed = secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' })
   } catch (err) {
     throw new InvalidJsonError((err as Error).message)
+  }
+  if (tokens !== undefined && typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) {
+    const members = parsed as Record<string, unknown>
+    for (const [name, token] of tokens) {
+      if (token !== undefined && typeof members[name] === 'number') members[name] = int64FromJsonNumber(token) ?? NOT_AN_INT64
+    }
+  }
+  return parsed
+}
+
+/** Whether the request's operation takes a body (per the spec: a requestBody). */
+export function takesBody (request: FastifyRequest): boolean {
+  return request.routeOptions.schema?.body !== undefined
+}
+
+// A parameter value compared without case: `charset=UTF-8`, `charset="utf8"`.
+function isUtf8 (charset: string | undefined): boolean {
+  return charset === undefined || /^utf-?8$/i.test(charset)
+}
+
+export interface BodyParserOptions {
+  bodyLimit: number
+  /** The int64 members of the body an operation takes. */
+  int64Members: (request: FastifyRequest) => ReadonlySet<string>
+}
+
+type Done = (err: Error | null, body?: unknown) => void
+
+/**
+ * The content-type parser for every media type. An operation that takes no
+ * body gets none: its body, if any, is left unread (the answer then closes
+ * the connection). Otherwise only UTF-8 JSON is read, and refused before a
+ * byte of it is read when its type, charset or declared length is wrong.
+ */
+export function createBodyParser ({ bodyLimit, int64Members }: BodyParserOptions) {
+  return function parseBody (request: FastifyRequest, payload: NodeJS.ReadableStream, done: Done): void {
+    if (!takesBody(request)) return done(null, undefined)
+    const header = request.headers['content-type'] ?? ''
+    let mediaType
+    try {
+      mediaType = parseContentType(header)
+    } catch {
+      return done(new UnsupportedMediaTypeError(header))
+    }
+    if (mediaType.type !== 'application/json') return done(new UnsupportedMediaTypeError(header))
+    if (!isUtf8(mediaType.parameters.charset)) return done(new UnsupportedCharsetError(mediaType.parameters.charset ?? ''))
+    getRawBody(payload, { length: request.headers['content-length'], limit: bodyLimit }, (err, buffer) => {
+      if (err) return done(err.type === 'entity.too.large' ? new PayloadTooLargeError(bodyLimit) : new BodyIncompleteError())
+      let text: string
+      try {
+        text = utf8.decode(buffer)
+      } catch {
+        return done(new InvalidUtf8Error())
+      }
+      try {
+        done(null, parseJsonBody(text, int64Members(request)))
+      } catch (parseError) {
+        done(parseError as Error)
+      }
+    })
   }
 }

@@ -1,31 +1,25 @@
 // Request validation compiled from the spec's schemas. Bodies are checked
 // as sent, never coerced ("12" is not an integer); path and query values
-// arrive as strings and are coerced. int64 values become bigints so that no
-// digit is lost past 2^53.
+// arrive as text and are coerced. Two rules hold for every schema:
+// - int64 integers are bigints (int64.ts): Ajv's `type: integer` cannot
+//   hold one, so they are checked by the `x-int64` keyword instead;
+// - every string is text: no NUL (PostgreSQL's text cannot hold it) and no
+//   unpaired surrogate (UTF-8 cannot), so that what is acknowledged is what
+//   every store keeps and every read returns.
 import { Ajv2020 } from 'ajv/dist/2020.js'
 import type { FuncKeywordDefinition, SchemaValidateFunction } from 'ajv'
 import addFormatsModule from 'ajv-formats'
 import type { FastifySchemaCompiler } from 'fastify'
-import { INTEGER_LITERAL } from './json-body.ts'
+import { INT64_MESSAGE, isInt64Schema, toInt64 } from './int64.ts'
 
 // ajv-formats is CommonJS; its default export arrives wrapped.
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default
 
-export const INT64_MIN = -(2n ** 63n)
-export const INT64_MAX = 2n ** 63n - 1n
-const INT64_MESSAGE = `must be an integer from ${INT64_MIN} to ${INT64_MAX}`
+export const TEXT_MESSAGE = 'must be Unicode text without NUL characters (U+0000) or unpaired surrogates (U+D800 to U+DFFF)'
 
-function toInt64 (data: unknown, fromString: boolean): bigint | undefined {
-  let value: bigint | undefined
-  if (typeof data === 'bigint') value = data
-  else if (typeof data === 'number' && Number.isSafeInteger(data)) value = BigInt(data)
-  else if (fromString && typeof data === 'string' && INTEGER_LITERAL.test(data)) value = BigInt(data)
-  return value !== undefined && value >= INT64_MIN && value <= INT64_MAX ? value : undefined
-}
-
-function int64Keyword (fromString: boolean): FuncKeywordDefinition {
+function int64Keyword (fromText: boolean): FuncKeywordDefinition {
   const validate: SchemaValidateFunction = (_schema, data, _parentSchema, cxt) => {
-    const value = toInt64(data, fromString)
+    const value = toInt64(data, fromText)
     if (value === undefined) {
       validate.errors = [{ keyword: 'int64', message: INT64_MESSAGE, params: {} }]
       return false
@@ -36,18 +30,28 @@ function int64Keyword (fromString: boolean): FuncKeywordDefinition {
   return { keyword: 'x-int64', modifying: true, errors: true, schemaType: 'boolean', validate }
 }
 
-// Ajv's `type: integer` cannot hold a bigint, so int64 integers are checked
-// by the x-int64 keyword instead. The spec itself is left as written.
-export function markInt64 (schema: unknown): unknown {
-  if (Array.isArray(schema)) return schema.map(markInt64)
+const validateText: SchemaValidateFunction = (_schema: boolean, data: string) => {
+  if (data.isWellFormed() && !data.includes('\0')) return true
+  validateText.errors = [{ keyword: 'text', message: TEXT_MESSAGE, params: {} }]
+  return false
+}
+const textKeyword: FuncKeywordDefinition = { keyword: 'x-text', type: 'string', schemaType: 'boolean', errors: true, validate: validateText }
+
+/**
+ * The schema as the validator applies it: int64 integers checked by
+ * `x-int64` (their bounds are its range; as JSON numbers they would be
+ * rounded), strings by `x-text`. The spec itself is left as written.
+ */
+export function prepareSchema (schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(prepareSchema)
   if (typeof schema !== 'object' || schema === null) return schema
   const copy: Record<string, unknown> = {}
-  for (const [key, value] of Object.entries(schema)) copy[key] = markInt64(value)
-  if (copy.type === 'integer' && copy.format === 'int64') {
-    delete copy.type
-    delete copy.format
+  for (const [key, value] of Object.entries(schema)) copy[key] = prepareSchema(value)
+  if (isInt64Schema(copy)) {
+    for (const key of ['type', 'format', 'minimum', 'maximum']) delete copy[key]
     copy['x-int64'] = true
   }
+  if (copy.type === 'string') copy['x-text'] = true
   return copy
 }
 
@@ -61,6 +65,7 @@ function createAjv (coerce: boolean) {
   })
   addFormats(ajv)
   ajv.addKeyword(int64Keyword(coerce))
+  ajv.addKeyword(textKeyword)
   return ajv
 }
 
@@ -70,6 +75,6 @@ export function createValidatorCompiler (): FastifySchemaCompiler<unknown> {
   const coercing = createAjv(true)
   return ({ schema, httpPart }) => {
     const ajv = httpPart === 'body' ? strict : coercing
-    return ajv.compile(markInt64(schema) as object)
+    return ajv.compile(prepareSchema(schema) as object)
   }
 }

@@ -1,16 +1,52 @@
 import t from 'tap'
 import { MemoryStore } from '../lib/plugin.ts'
-import { parseJsonBody } from '../lib/json-body.ts'
+import { int64FromDigits, int64FromJsonNumber, NOT_AN_INT64 } from '../lib/int64.ts'
+import { MAX_DEPTH, parseJsonBody } from '../lib/json-body.ts'
 import { AUTH, JSON_TYPE, build } from './helper.ts'
 
-t.test('the parser keeps integers past 2^53 digit for digit', async (t) => {
-  t.same(parseJsonBody('{"id":9007199254740993}'), { id: 9007199254740993n })
-  t.same(parseJsonBody('{"id":-9223372036854775808}'), { id: -9223372036854775808n })
-  t.same(parseJsonBody('[12345678901234567890123]'), [12345678901234567890123n], 'even past int64; validation decides')
-  t.same(parseJsonBody('{"id":9007199254740991}'), { id: 9007199254740991 }, 'safe integers stay numbers')
-  t.same(parseJsonBody('{"id":42,"s":"12345678901234567"}'), { id: 42, s: '12345678901234567' }, 'long digit runs in strings stay strings')
-  t.same(parseJsonBody('{"x":1.5e300}'), { x: 1.5e300 }, 'non-integers are left as numbers')
-  t.throws(() => parseJsonBody('{"id":9007199254740993,"__proto__":{}}'), /forbidden prototype property/, 'the reviver path refuses poisoning too')
+const ID = new Set(['id'])
+
+t.test('the parser reads int64 members from their digits, and nothing else', async (t) => {
+  t.same(parseJsonBody('{"id":9007199254740993}', ID), { id: 9007199254740993n })
+  t.same(parseJsonBody('{"id":-9223372036854775808}', ID), { id: -9223372036854775808n })
+  t.same(parseJsonBody('{"id":5,"name":"x"}', ID), { id: 5n, name: 'x' }, 'small ones are bigints too')
+  t.same(parseJsonBody('{"id":12345678901234567890123}', ID), { id: NOT_AN_INT64 }, 'past int64: refused by name')
+  t.same(parseJsonBody('{"n":9007199254740993,"id":1}', ID), { n: 9007199254740992, id: 1n }, 'other members are plain JSON')
+  t.same(parseJsonBody('{"a":{"id":9007199254740993}}', ID), { a: { id: 9007199254740992 } }, 'only top-level members')
+  t.same(parseJsonBody('{"id":1,"id":2}', ID), { id: 2n }, 'the last of duplicates, as JSON.parse keeps')
+  t.same(parseJsonBody('{"id":1,"id":"2"}', ID), { id: '2' }, 'the last of duplicates even when it is no number')
+  t.same(parseJsonBody('{"\\u0069d":9007199254740993}', ID), { id: 9007199254740993n }, 'an escaped member name')
+  t.same(parseJsonBody('{"name":"\\"id\\":5, [{","id":7}', ID), { name: '"id":5, [{', id: 7n }, 'names and brackets inside strings are text')
+  t.same(parseJsonBody('{"id":42,"s":"12345678901234567"}', ID), { id: 42n, s: '12345678901234567' })
+  t.same(parseJsonBody('[1,{"id":9007199254740993}]', ID), [1, { id: 9007199254740992 }], 'a top-level array has no members')
+  t.throws(() => parseJsonBody('{"id":9007199254740993,"__proto__":{}}', ID), /forbidden prototype property/)
+  t.throws(() => parseJsonBody('{"id":1', ID), { code: 'PLANT_STORE_INVALID_JSON' })
+  t.throws(() => parseJsonBody(' ', ID), { code: 'PLANT_STORE_INVALID_JSON' })
+})
+
+t.test('one rule for the forms of an int64 number: its exact value must be a whole int64', async (t) => {
+  const cases: Array<[string, bigint | undefined]> = [
+    ['0', 0n], ['-0', 0n], ['-0.0', 0n], ['0e5', 0n], ['1e3', 1000n], ['1E+3', 1000n], ['1.0', 1n], ['1.50e1', 15n],
+    ['10e-1', 1n], ['9007199254740993.0', 9007199254740993n], ['90071992547409930e-1', 9007199254740993n],
+    ['9.223372036854775807e18', 9223372036854775807n], ['-9223372036854775808', -9223372036854775808n],
+    ['1.5', undefined], ['1e-1', undefined], ['9223372036854775808', undefined], ['-9223372036854775809', undefined],
+    ['1e19', undefined], ['1e300', undefined], ['1e9999999999', undefined], ['0.1e1', 1n], ['123e-2', undefined]
+  ]
+  for (const [token, value] of cases) t.equal(int64FromJsonNumber(token), value, token)
+  t.equal(int64FromJsonNumber('1'.repeat(100_000)), undefined, 'a huge literal is refused before BigInt reads it')
+  t.equal(int64FromDigits('007'), 7n)
+  t.equal(int64FromDigits('-9223372036854775808'), -9223372036854775808n)
+  t.equal(int64FromDigits('0'.repeat(50) + '1'), 1n, 'leading zeros do not count against the length')
+  for (const text of ['1e3', '1.0', '+1', '', '-', '9223372036854775808', '9'.repeat(10_000)]) t.equal(int64FromDigits(text), undefined, text)
+})
+
+t.test(`nesting past ${MAX_DEPTH} levels is refused, with or without long numbers`, async (t) => {
+  const nest = (depth: number, inner = '1') => '['.repeat(depth) + inner + ']'.repeat(depth)
+  t.same(parseJsonBody(`{"a":${nest(MAX_DEPTH - 1)}}`, ID), { a: JSON.parse(nest(MAX_DEPTH - 1)) })
+  for (const inner of ['1', '12345678901234567890']) {
+    t.throws(() => parseJsonBody(`{"a":${nest(MAX_DEPTH)}}`, ID), { code: 'PLANT_STORE_BODY_TOO_DEEP', statusCode: 400 })
+    t.throws(() => parseJsonBody(nest(100_000, inner), ID), { code: 'PLANT_STORE_BODY_TOO_DEEP' }, `100,000 levels around ${inner}`)
+  }
 })
 
 t.test('every int64 id is kept exactly, and nothing outside is accepted', async (t) => {
@@ -31,11 +67,20 @@ t.test('every int64 id is kept exactly, and nothing outside is accepted', async 
     method: 'POST', url: '/plants', headers: { ...AUTH, ...JSON_TYPE }, payload: '{"id":9007199254740993,"name":"other"}'
   })).statusCode, 409, '2^53+1 is not confused with 2^53')
 
-  for (const id of ['9223372036854775808', '-9223372036854775809', '99999999999999999999999', '1e300', '9007199254740993.0', '1.5']) {
+  for (const id of ['9223372036854775808', '-9223372036854775809', '99999999999999999999999', '1e300', '1.5', 'null', 'true', '[1]']) {
     const res = await create(id)
     t.equal(res.statusCode, 400, `${id} answers 400`)
     t.match(res.json().message, /body\/id must be an integer from -9223372036854775808 to 9223372036854775807/)
   }
-  t.equal((await create('1e3')).statusCode, 200, 'an exponent that makes an exact small integer is an integer')
-  t.same(await store.get(1000n), { id: 1000n, name: 'n1e3' })
+  // Whole numbers written another way are the same id, whatever else the body holds.
+  for (const [id, value] of [['1e3', 1000n], ['1.0', 1n], ['9007199254740995.0', 9007199254740995n]] as const) {
+    t.equal((await create(id)).statusCode, 200, `${id} is accepted`)
+    t.equal((await store.get(value))?.name, `n${id}`, `${id} is stored as ${value}`)
+  }
+  const zero = await app.inject({ method: 'POST', url: '/plants', headers: { ...AUTH, ...JSON_TYPE }, payload: '{"id":-0.0,"name":"n0"}' })
+  t.equal(zero.statusCode, 200, '-0.0 is 0: a replay of the plant created as 0')
+  const padded = await app.inject({
+    method: 'POST', url: '/plants', headers: { ...AUTH, ...JSON_TYPE }, payload: '{"pad":"1234567890123456","id":1e3,"name":"n1e3"}'
+  })
+  t.equal(padded.statusCode, 200, 'a 16-digit run elsewhere changes nothing: the same id replays')
 })
