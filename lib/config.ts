@@ -21,6 +21,12 @@ export interface Config {
   authFailureWindow: number
   maxEventLoopDelay: number
   maxRssMb: number
+  /** 0: derived from the file-descriptor limit. */
+  maxConnections: number
+  headersTimeout: number
+  requestTimeout: number
+  keepAliveTimeout: number
+  writeTimeout: number
 }
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
@@ -41,7 +47,12 @@ export const ENV_SCHEMA = {
     AUTH_FAILURE_LIMIT: { type: 'integer', minimum: 0, default: 10, description: 'Failed authentications per client address and window before 429; 0 turns the limit off' },
     AUTH_FAILURE_WINDOW: { type: 'integer', minimum: 1, default: 60_000, description: 'The window of AUTH_FAILURE_LIMIT, in milliseconds' },
     MAX_EVENT_LOOP_DELAY: { type: 'integer', minimum: 0, default: 1000, description: 'Event-loop delay (ms) past which requests get 503 and /readyz fails; 0 turns it off' },
-    MAX_RSS_MB: { type: 'integer', minimum: 0, default: 0, description: 'Resident memory (MB) past which requests get 503 and /readyz fails; 0 turns it off' }
+    MAX_RSS_MB: { type: 'integer', minimum: 0, default: 0, description: 'Resident memory (MB) past which requests get 503 and /readyz fails; 0 turns it off' },
+    MAX_CONNECTIONS: { type: 'integer', minimum: 0, default: 0, description: 'Connections open at once; more are answered 503 and closed. 0: the file-descriptor limit (ulimit -n) less 192, at most 10000' },
+    HEADERS_TIMEOUT: { type: 'integer', minimum: 1, default: 10_000, description: 'Milliseconds a client has to send the request line and headers (408 after)' },
+    REQUEST_TIMEOUT: { type: 'integer', minimum: 1, default: 30_000, description: 'Milliseconds a client has to send the whole request, body included (408 after)' },
+    KEEP_ALIVE_TIMEOUT: { type: 'integer', minimum: 1, default: 72_000, description: 'Milliseconds an idle kept-alive connection stays open' },
+    WRITE_TIMEOUT: { type: 'integer', minimum: 1, default: 30_000, description: 'Milliseconds a client has to read an answer once it is written; then the connection is closed' }
   }
 } as const
 
@@ -68,6 +79,11 @@ interface RawEnv {
   AUTH_FAILURE_WINDOW: number
   MAX_EVENT_LOOP_DELAY: number
   MAX_RSS_MB: number
+  MAX_CONNECTIONS: number
+  HEADERS_TIMEOUT: number
+  REQUEST_TIMEOUT: number
+  KEEP_ALIVE_TIMEOUT: number
+  WRITE_TIMEOUT: number
 }
 
 export function loadConfig (env: NodeJS.ProcessEnv): Config {
@@ -89,6 +105,9 @@ export function loadConfig (env: NodeJS.ProcessEnv): Config {
   if (!isDatabaseUrl(raw.DATABASE_URL)) {
     throw new ConfigError(`DATABASE_URL must be one of ${DATABASE_URL_FORMS.join(', ')} (got "${raw.DATABASE_URL}")`)
   }
+  if (raw.HEADERS_TIMEOUT > raw.REQUEST_TIMEOUT) {
+    throw new ConfigError(`HEADERS_TIMEOUT must not be longer than REQUEST_TIMEOUT (${raw.HEADERS_TIMEOUT} > ${raw.REQUEST_TIMEOUT})`)
+  }
   return {
     port: raw.PORT,
     host: raw.HOST,
@@ -102,7 +121,12 @@ export function loadConfig (env: NodeJS.ProcessEnv): Config {
     authFailureLimit: raw.AUTH_FAILURE_LIMIT,
     authFailureWindow: raw.AUTH_FAILURE_WINDOW,
     maxEventLoopDelay: raw.MAX_EVENT_LOOP_DELAY,
-    maxRssMb: raw.MAX_RSS_MB
+    maxRssMb: raw.MAX_RSS_MB,
+    maxConnections: raw.MAX_CONNECTIONS,
+    headersTimeout: raw.HEADERS_TIMEOUT,
+    requestTimeout: raw.REQUEST_TIMEOUT,
+    keepAliveTimeout: raw.KEEP_ALIVE_TIMEOUT,
+    writeTimeout: raw.WRITE_TIMEOUT
   }
 }
 

@@ -1,30 +1,26 @@
 // The one place where errors become answers: every error, whoever raised it,
 // leaves as the spec's `Error` body, with `error` = the HTTP status code.
+// (Errors raised before routing are shaped the same way in http-edge.ts.)
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
-import { MethodNotAllowedError, RETRY_AFTER_SECONDS, RouteNotFoundError, UnsupportedMediaTypeError } from './errors.ts'
+import { MethodNotAllowedError, RETRY_AFTER_SECONDS, RouteNotFoundError, UnsupportedMediaTypeError, clip } from './errors.ts'
 import type { components } from './api-types.ts'
+import type { RouteFacts } from './route-facts.ts'
 
 type ErrorBody = components['schemas']['Error']
 
-export interface ErrorHandlerOptions {
-  bodyLimit: number
-  realm: string
-}
+/** The spec's bound on `Error.message`: no answer grows with what the client sent. */
+const MAX_MESSAGE = 1024
 
-/** Methods allowed on each path of the spec, to tell 405 from 404. */
-export interface KnownPath {
-  pattern: RegExp
-  methods: string[]
+export interface ErrorHandlerOptions {
+  realm: string
 }
 
 // Fastify's and bearer-auth's messages, rewritten so that a person knows what
 // to change.
-function friendlyMessage (error: FastifyError, request: FastifyRequest, { bodyLimit }: ErrorHandlerOptions): string {
+function friendlyMessage (error: FastifyError, request: FastifyRequest): string {
   switch (error.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE': // a Content-Type header that is no media type at all
-      return new UnsupportedMediaTypeError(request.headers['content-type'] ?? '').message
-    case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return `The request body is larger than the limit of ${bodyLimit} bytes`
+      return new UnsupportedMediaTypeError(clip(request.headers['content-type'] ?? '')).message
     case 'FST_BEARER_AUTH_MISSING_AUTHORIZATION_HEADER':
       return 'Missing bearer token: send the header "Authorization: Bearer <token>"'
     case 'FST_BEARER_AUTH_INVALID_AUTHORIZATION_HEADER':
@@ -46,12 +42,13 @@ export function createErrorHandler (options: ErrorHandlerOptions) {
     const status = statusOf(error)
     reply.code(status)
     if (status === 503) {
-      // Expected when the database is away or the process overloaded: say
-      // so, and when to come back.
+      // Expected when the database is away or the process overloaded: one
+      // line in the log (no stack), and when to come back in the answer.
       reply.header('retry-after', String(RETRY_AFTER_SECONDS))
-      request.log.warn({ err: error }, 'service unavailable')
-      const ours = error.code === 'PLANT_STORE_UNAVAILABLE' || error.code === 'PLANT_STORE_NOT_READY'
-      return { error: status, message: ours ? error.message : 'The service is overloaded; retry shortly' }
+      const ours = error.code?.startsWith('PLANT_STORE_')
+      const message = ours ? error.message : 'The service is overloaded; retry shortly'
+      request.log.warn({ status, code: error.code }, message)
+      return { error: status, message }
     }
     if (status >= 500) {
       // The details go to the log only: a 5xx message must not reveal internals.
@@ -66,23 +63,26 @@ export function createErrorHandler (options: ErrorHandlerOptions) {
     }
     const retryAfter = (error as { retryAfter?: number }).retryAfter
     if (retryAfter !== undefined) reply.header('retry-after', String(retryAfter))
-    const message = friendlyMessage(error, request, options)
+    const message = clip(friendlyMessage(error, request), MAX_MESSAGE)
     request.log.info({ status, code: error.code }, message)
     return { error: status, message }
   }
 }
 
-/** `docsUrl`, when the docs are served, is offered to whoever is lost. */
-export function createNotFoundHandler (paths: KnownPath[], docsUrl?: string) {
+/**
+ * 404 for a path the plugin does not have, 405 with `Allow` for a method
+ * it does not serve there. `docsUrl`, when the docs are served, is offered
+ * to whoever is lost.
+ */
+export function createNotFoundHandler (routes: RouteFacts, docsUrl?: string) {
   const hint = docsUrl ? `; the API is described at ${docsUrl}` : ''
   return function notFoundHandler (request: FastifyRequest, reply: FastifyReply): never {
     const path = request.url.split('?', 1)[0] ?? ''
-    const known = paths.find(({ pattern }) => pattern.test(path))
-    if (known) {
-      const allowed = known.methods.join(', ')
-      reply.header('allow', allowed)
-      throw new MethodNotAllowedError(request.method, path, allowed)
+    const allowed = routes.allowedMethods(path)
+    if (allowed) {
+      reply.header('allow', allowed.join(', '))
+      throw new MethodNotAllowedError(clip(request.method), clip(path), allowed.join(', '))
     }
-    throw new RouteNotFoundError(request.method, path, hint)
+    throw new RouteNotFoundError(clip(request.method), clip(path), hint)
   }
 }

@@ -3,6 +3,14 @@
 // the spec's `Error` body.
 import createError from '@fastify/error'
 
+/** Client text quoted in a message is cut to this many characters. */
+const QUOTE_LIMIT = 100
+
+/** Client text as a message may quote it: bounded, so that no answer grows with the request. */
+export function clip (text: string, limit = QUOTE_LIMIT): string {
+  return text.length <= limit ? text : `${text.slice(0, limit)}…`
+}
+
 export const PlantConflictError = createError<[string]>(
   'PLANT_STORE_CONFLICT', 'A plant with id %s exists with other content; it was not changed', 409)
 
@@ -28,6 +36,21 @@ export const TooManyAuthFailuresError = createError<[number]>(
 export const UnsupportedMediaTypeError = createError<[string]>(
   'PLANT_STORE_UNSUPPORTED_MEDIA_TYPE', 'Unsupported content type "%s": send the body as application/json', 415)
 
+export const UnsupportedCharsetError = createError<[string]>(
+  'PLANT_STORE_UNSUPPORTED_CHARSET', 'Unsupported charset "%s": send the body as UTF-8 (charset=utf-8, or no charset)', 415)
+
+export const PayloadTooLargeError = createError<[number]>(
+  'PLANT_STORE_PAYLOAD_TOO_LARGE', 'The request body is larger than the limit of %s bytes', 413)
+
+export const BodyIncompleteError = createError(
+  'PLANT_STORE_BODY_INCOMPLETE', 'The request body ended before the length its Content-Length declared', 400)
+
+export const InvalidUtf8Error = createError(
+  'PLANT_STORE_INVALID_UTF8', 'The request body is not valid UTF-8', 400)
+
+export const BodyNestedTooDeepError = createError<[number]>(
+  'PLANT_STORE_BODY_TOO_DEEP', 'The request body nests arrays and objects deeper than %s levels', 400)
+
 export const BodyRequiredError = createError(
   'PLANT_STORE_BODY_REQUIRED', 'A request body is required: send a JSON document with Content-Type: application/json', 400)
 
@@ -49,3 +72,26 @@ export const MissingOperationError = createError<[string]>(
 
 export const NoTokensError = createError(
   'PLANT_STORE_NO_TOKENS', 'The "tokens" option needs at least one non-empty token')
+
+// Refusals at the edge of the server, before any route: each is still an
+// `Error` answer (http-edge.ts writes them).
+export const RequestTimeoutError = createError<[number, number]>(
+  'PLANT_STORE_REQUEST_TIMEOUT', 'The request was not received in time: its headers must arrive within %s seconds and all of it within %s seconds', 408)
+
+export const HeadersTooLargeError = createError<[number]>(
+  'PLANT_STORE_HEADERS_TOO_LARGE', 'The request line and headers are larger than %s bytes', 431)
+
+export const BadHttpRequestError = createError<[string]>(
+  'PLANT_STORE_BAD_HTTP_REQUEST', 'The request is not valid HTTP/1.1 (%s)', 400)
+
+export const MissingHostError = createError(
+  'PLANT_STORE_MISSING_HOST', 'An HTTP/1.1 request needs a Host header', 400)
+
+export const BadUrlError = createError<[string]>(
+  'PLANT_STORE_BAD_URL', 'The URL is not valid: %s', 400)
+
+export const ExpectationFailedError = createError<[string]>(
+  'PLANT_STORE_EXPECTATION_FAILED', 'Expect: %s is not supported; only 100-continue is', 417)
+
+export const TooManyConnectionsError = createError<[number]>(
+  'PLANT_STORE_TOO_MANY_CONNECTIONS', 'The server is at its limit of %s connections; retry shortly', 503)

@@ -3,7 +3,6 @@
 import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import type { operations } from './api-types.ts'
 import { BodyRequiredError, MissingOperationError } from './errors.ts'
-import type { KnownPath } from './error-handler.ts'
 import type { OpenApiDocument, OperationObject } from './spec.ts'
 
 export type OperationId = keyof operations
@@ -87,13 +86,4 @@ export function createOperationResolver (spec: OpenApiDocument, service: object)
   }
   // Every operationId was checked above.
   return (operationId: string) => routes.get(operationId)!
-}
-
-/** Each path of the spec under the given prefix, with the methods it allows. */
-export function knownPaths (spec: OpenApiDocument, prefix: string): KnownPath[] {
-  const byPath = Map.groupBy(specOperations(spec), ({ path }) => path)
-  return [...byPath].map(([path, ops]) => ({
-    pattern: new RegExp('^' + (prefix + path).replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+') + '$'),
-    methods: ops.map(({ method }) => method.toUpperCase())
-  }))
 }

@@ -4,7 +4,6 @@
 import bearerAuth from '@fastify/bearer-auth'
 import cors from '@fastify/cors'
 import rateLimit from '@fastify/rate-limit'
-import underPressure from '@fastify/under-pressure'
 import openapiGlue from 'fastify-openapi-glue'
 import type { FastifyPluginAsync } from 'fastify'
 import { PlantService } from '../service/plant-service.ts'
@@ -12,9 +11,14 @@ import { createAuthHook, createTokenCheck } from './auth.ts'
 import type { FailureLimit } from './auth.ts'
 import { docs } from './docs.ts'
 import { createErrorHandler, createNotFoundHandler } from './error-handler.ts'
-import { NoTokensError, NotReadyError, UnsupportedMediaTypeError } from './errors.ts'
-import { parseJsonBody } from './json-body.ts'
-import { createOperationResolver, knownPaths } from './operations.ts'
+import { NoTokensError, NotReadyError } from './errors.ts'
+import { awaitingContinue } from './http-edge.ts'
+import { createBodyParser, takesBody } from './json-body.ts'
+import { Lifecycle } from './lifecycle.ts'
+import type { OverloadLimits } from './lifecycle.ts'
+import { createOperationResolver } from './operations.ts'
+import { RouteFacts } from './route-facts.ts'
+import { closeInStages, createAnswerFlow, hasUnreadBody } from './socket-bounds.ts'
 import { loadSpec } from './spec.ts'
 import { DEFAULT_DATABASE_URL, openStore } from './stores/open-store.ts'
 import type { PlantStore } from './stores/plant-store.ts'
@@ -48,14 +52,23 @@ export interface PlantStoreOptions {
    * says not ready (@fastify/under-pressure). Default: event-loop delay over
    * 1000 ms. 0 turns a threshold off; false turns the check off.
    */
-  overload?: { maxEventLoopDelay?: number, maxRssBytes?: number, maxHeapUsedBytes?: number, sampleInterval?: number } | false
+  overload?: OverloadLimits | false
   /** Origins allowed to call the API from a browser (@fastify/cors). Default none. */
   corsOrigins?: readonly string[]
+  /**
+   * Milliseconds an answer may take to reach a client that reads slowly,
+   * once written; past it the connection is closed. Default 30 s.
+   */
+  writeTimeout?: number
+  /** Requests one connection may pipeline before it is closed. Default 32. */
+  maxPipelined?: number
 }
 
 export const DEFAULT_AUTH_FAILURE_LIMIT: FailureLimit = { max: 10, timeWindow: 60_000 }
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024
+export const DEFAULT_WRITE_TIMEOUT = 30_000
+export const DEFAULT_MAX_PIPELINED = 32
 
 const plantStore: FastifyPluginAsync<PlantStoreOptions> = async function plantStore (fastify, options) {
   const tokens = (options.tokens ?? []).filter((token) => token.length > 0)
@@ -70,58 +83,74 @@ const plantStore: FastifyPluginAsync<PlantStoreOptions> = async function plantSt
     store = await openStore(options.database ?? DEFAULT_DATABASE_URL, { log: fastify.log })
     fastify.addHook('onClose', () => store.close())
   }
-  // Not ready while closing (so that load balancers stop sending traffic)
-  // or overloaded.
-  let closing = false
-  fastify.addHook('preClose', (done) => { closing = true; done() })
-  const service = new PlantService(store, () => {
-    if (closing) return 'shutting down'
-    if (options.overload !== false && fastify.isUnderPressure()) return 'overloaded'
-    return undefined
-  })
+  // Ready, overloaded or closing: /readyz, the hooks below and the answers'
+  // Connection header read it.
+  const lifecycle = new Lifecycle(options.overload ?? {})
+  fastify.addHook('preClose', (done) => { lifecycle.beginClosing(); done() })
+  fastify.addHook('onClose', (_instance, done) => { lifecycle.stop(); done() })
+  const service = new PlantService(store, () => lifecycle.notReadyReason())
 
+  const corsOn = (options.corsOrigins?.length ?? 0) > 0
+  const routes = new RouteFacts(corsOn ? ['OPTIONS'] : [])
+  fastify.addHook('onRoute', routes.onRoute)
+
+  // First of all: a connection's answers are made one at a time, and only
+  // while it reads them.
+  fastify.addHook('onRequest', createAnswerFlow({
+    maxPipelined: options.maxPipelined ?? DEFAULT_MAX_PIPELINED,
+    writeTimeout: options.writeTimeout ?? DEFAULT_WRITE_TIMEOUT
+  }))
   // Every answer names its request, so that a client can quote it and the
   // log can be searched for it.
   fastify.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id)
     done()
   })
-  // While closing, clients are told to go elsewhere for their next request:
-  // a kept-alive connection would otherwise hold the shutdown open.
-  fastify.addHook('onSend', (_request, reply, payload, done) => {
-    if (closing) reply.header('connection', 'close')
+  // Overloaded: the API answers 503 at once; health checks still answer,
+  // /readyz with the reason.
+  fastify.addHook('onRequest', (request, _reply, done) => {
+    if (lifecycle.overloaded !== undefined && !request.routeOptions.config.public) done(new NotReadyError('overloaded'))
+    else done()
+  })
+  // An operation that takes no body (DELETE) ignores one, whatever its
+  // content type: without the header Fastify does not judge the type (a
+  // malformed one would be a 415) and hands the body to the parser below,
+  // which leaves it unread.
+  fastify.addHook('onRequest', (request, _reply, done) => {
+    if (!takesBody(request)) delete request.headers['content-type']
+    done()
+  })
+  // A client that sent `Expect: 100-continue` sends its body only now that
+  // the request was authenticated (the server held the 100 back).
+  fastify.addHook('preParsing', (request, reply, payload, done) => {
+    if (awaitingContinue.delete(request.raw)) reply.raw.writeContinue()
+    done(null, payload)
+  })
+  // An answer sent before the body was read closes the connection, in
+  // stages: Node would otherwise read and discard all of that body to get
+  // to the next request. While closing, clients are told to go elsewhere:
+  // a kept-alive connection would hold the shutdown open.
+  fastify.addHook('onSend', (request, reply, payload, done) => {
+    if (hasUnreadBody(request.raw)) {
+      reply.header('connection', 'close')
+      closeInStages(request.raw.socket)
+    } else if (lifecycle.closing) {
+      reply.header('connection', 'close')
+    }
     done(null, payload)
   })
 
   fastify.setValidatorCompiler(createValidatorCompiler())
-  fastify.setErrorHandler(createErrorHandler({ bodyLimit, realm: options.realm ?? 'plant-store' }))
-  fastify.setNotFoundHandler(createNotFoundHandler(knownPaths(spec, fastify.prefix),
-    options.docs === false ? undefined : `${fastify.prefix}/docs`))
+  fastify.setErrorHandler(createErrorHandler({ realm: options.realm ?? 'plant-store' }))
+  fastify.setNotFoundHandler(createNotFoundHandler(routes, options.docs === false ? undefined : `${fastify.prefix}/docs`))
 
-  // JSON only, parsed without losing int64 digits. Another content type is
-  // refused (415) where the operation takes a body, and its body ignored
-  // where the operation takes none (a DELETE sent with a stray body).
+  // One parser for every content type: UTF-8 JSON, read within the limit,
+  // for the operations that take a body; others get none.
   fastify.removeAllContentTypeParsers()
-  fastify.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit }, (request, _body, done) => {
-    if (request.routeOptions.schema?.body === undefined) done(null, undefined)
-    else done(new UnsupportedMediaTypeError(request.headers['content-type'] ?? ''), undefined)
-  })
-  fastify.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit }, (request, body, done) => {
-    // Clients often send the JSON content type on every request: an empty
-    // body is no error for an operation that takes none (a DELETE).
-    if (body === '' && request.routeOptions.schema?.body === undefined) {
-      done(null, undefined)
-      return
-    }
-    let parsed: unknown
-    try {
-      parsed = parseJsonBody(body as string)
-    } catch (err) {
-      done(err as Error, undefined)
-      return
-    }
-    done(null, parsed)
-  })
+  fastify.addContentTypeParser('*', createBodyParser({
+    bodyLimit,
+    int64Members: (request) => RouteFacts.int64Members(request.routeOptions.config)
+  }))
 
   // bearer-auth only decorates here; the hooks below decide what it guards.
   await fastify.register(bearerAuth, {
@@ -137,22 +166,17 @@ const plantStore: FastifyPluginAsync<PlantStoreOptions> = async function plantSt
   const failureLimit = options.authFailureLimit ?? DEFAULT_AUTH_FAILURE_LIMIT
   if (failureLimit !== false) await fastify.register(rateLimit, { global: false })
 
-  if (options.overload !== false) {
-    await fastify.register(underPressure, {
-      maxEventLoopDelay: 1000,
-      ...options.overload,
-      // Health checks always answer: /readyz reports the overload itself.
-      pressureHandler: async (request) => {
-        if (!request.routeOptions.config.public) throw new NotReadyError('overloaded')
-      }
-    })
-  }
-
-  // Preflight requests carry no token: CORS answers them before any auth.
-  if (options.corsOrigins?.length) {
+  // Preflight requests carry no token: CORS answers them before any auth,
+  // with the methods the path serves.
+  if (corsOn) {
+    const origin = options.corsOrigins!.includes('*') ? '*' : [...options.corsOrigins!]
     await fastify.register(cors, {
-      origin: options.corsOrigins.includes('*') ? '*' : [...options.corsOrigins],
-      exposedHeaders: ['x-request-id', 'retry-after', 'www-authenticate']
+      delegator: (request, callback) => {
+        const methods = routes.allowedMethods(request.url.split('?', 1)[0] ?? '')
+        callback(null, methods === undefined
+          ? { origin: false }
+          : { origin, methods, strictPreflight: false, exposedHeaders: ['x-request-id', 'retry-after', 'www-authenticate'] })
+      }
     })
   }
 

@@ -8,6 +8,7 @@ import type { IncomingMessage } from 'node:http'
 import closeWithGrace from 'close-with-grace'
 import Fastify, { LogController } from 'fastify'
 import { ConfigError, loadConfig, usage } from './config.ts'
+import { defaultMaxConnections, edgeServerOptions, guardEdge } from './http-edge.ts'
 import plantStore from './plugin.ts'
 
 function fail (message: string): never {
@@ -48,7 +49,15 @@ function requestId (request: IncomingMessage): string {
   return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID()
 }
 
+const limits = {
+  maxConnections: config.maxConnections || defaultMaxConnections(),
+  headersTimeout: config.headersTimeout,
+  requestTimeout: config.requestTimeout,
+  keepAliveTimeout: config.keepAliveTimeout
+}
+
 const app = Fastify({
+  ...edgeServerOptions(limits),
   logger: {
     level: config.logLevel,
     redact: { paths: ['req.headers.authorization', 'req.headers.cookie', 'headers.authorization'], censor: '[redacted]' },
@@ -61,6 +70,8 @@ const app = Fastify({
   // than refused with 503: a drain must not turn into errors.
   return503OnClosing: false
 })
+
+guardEdge(app, limits)
 
 app.addHook('onResponse', (request, reply, done) => {
   request.log.info({
@@ -80,7 +91,8 @@ try {
     bodyLimit: config.bodyLimit,
     corsOrigins: config.corsOrigins,
     authFailureLimit: config.authFailureLimit === 0 ? false : { max: config.authFailureLimit, timeWindow: config.authFailureWindow },
-    overload: { maxEventLoopDelay: config.maxEventLoopDelay, maxRssBytes: config.maxRssMb * 1024 * 1024 }
+    overload: { maxEventLoopDelay: config.maxEventLoopDelay, maxRssBytes: config.maxRssMb * 1024 * 1024 },
+    writeTimeout: config.writeTimeout
   })
   await app.ready()
 } catch (err) {

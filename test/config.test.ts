@@ -15,7 +15,12 @@ t.test('defaults', async (t) => {
     authFailureLimit: 10,
     authFailureWindow: 60000,
     maxEventLoopDelay: 1000,
-    maxRssMb: 0
+    maxRssMb: 0,
+    maxConnections: 0,
+    headersTimeout: 10000,
+    requestTimeout: 30000,
+    keepAliveTimeout: 72000,
+    writeTimeout: 30000
   })
 })
 
@@ -39,7 +44,12 @@ t.test('every variable is read', async (t) => {
     AUTH_FAILURE_LIMIT: '5',
     AUTH_FAILURE_WINDOW: '1000',
     MAX_EVENT_LOOP_DELAY: '0',
-    MAX_RSS_MB: '512'
+    MAX_RSS_MB: '512',
+    MAX_CONNECTIONS: '100',
+    HEADERS_TIMEOUT: '2000',
+    REQUEST_TIMEOUT: '5000',
+    KEEP_ALIVE_TIMEOUT: '1000',
+    WRITE_TIMEOUT: '3000'
   }), {
     port: 8080,
     host: '0.0.0.0',
@@ -53,7 +63,12 @@ t.test('every variable is read', async (t) => {
     authFailureLimit: 5,
     authFailureWindow: 1000,
     maxEventLoopDelay: 0,
-    maxRssMb: 512
+    maxRssMb: 512,
+    maxConnections: 100,
+    headersTimeout: 2000,
+    requestTimeout: 5000,
+    keepAliveTimeout: 1000,
+    writeTimeout: 3000
   })
 })
 
@@ -74,6 +89,9 @@ t.test('each bad value is refused with a message that names the variable', async
     [{ SHUTDOWN_TIMEOUT: '0' }, /^SHUTDOWN_TIMEOUT must be >= 1$/],
     [{ AUTH_FAILURE_LIMIT: '-1' }, /^AUTH_FAILURE_LIMIT must be >= 0$/],
     [{ MAX_RSS_MB: 'lots' }, /^MAX_RSS_MB must be integer$/],
+    [{ MAX_CONNECTIONS: '-1' }, /^MAX_CONNECTIONS must be >= 0$/],
+    [{ REQUEST_TIMEOUT: '0' }, /^REQUEST_TIMEOUT must be >= 1$/],
+    [{ HEADERS_TIMEOUT: '40000' }, /^HEADERS_TIMEOUT must not be longer than REQUEST_TIMEOUT \(40000 > 30000\)$/],
     [{ DATABASE_URL: 'mysql://localhost/x' }, /^DATABASE_URL must be one of file:PATH, postgres:\/\/…, memory: \(got "mysql:\/\/localhost\/x"\)$/],
     [{ DATABASE_URL: 'file:' }, /^DATABASE_URL must be one of/],
     [{ DATABASE_URL: 'postgres://' }, /^DATABASE_URL must be one of/],

@@ -22,8 +22,8 @@ t.test('a wrong method on a known path answers 405 with Allow', async (t) => {
   for (const method of ['PUT', 'DELETE', 'PATCH'] as const) {
     const res = await app.inject({ method, url: '/plants?x=1', headers: AUTH })
     t.equal(res.statusCode, 405, `${method} /plants`)
-    t.equal(res.headers.allow, 'GET, POST')
-    t.same(res.json(), { error: 405, message: `Method ${method} is not allowed on /plants; allowed: GET, POST` })
+    t.equal(res.headers.allow, 'GET, HEAD, POST')
+    t.same(res.json(), { error: 405, message: `Method ${method} is not allowed on /plants; allowed: GET, HEAD, POST` })
   }
 })
 

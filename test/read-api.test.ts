@@ -97,5 +97,5 @@ t.test('wrong methods on /plants/{id} answer 405', async (t) => {
   const app = await build(t)
   const res = await app.inject({ method: 'PUT', url: '/plants/1', headers: AUTH })
   t.equal(res.statusCode, 405)
-  t.equal(res.headers.allow, 'GET, DELETE')
+  t.equal(res.headers.allow, 'GET, HEAD, DELETE')
 })

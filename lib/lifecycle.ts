@@ -1,0 +1,97 @@
+// The plugin's state as load balancers and clients see it: ready,
+// overloaded (event-loop delay or memory past a limit), or closing. /readyz,
+// the request hooks and the answers' Connection header all read it here.
+//
+// The overload check does what @fastify/under-pressure does, minus its one
+// fatal flaw for a service under attack: it samples memory with an
+// unguarded process.memoryUsage(), which throws EMFILE from a timer when
+// file descriptors run out and so ends the process. Here a failed sample
+// keeps the last value.
+import { monitorEventLoopDelay } from 'node:perf_hooks'
+import { getHeapStatistics } from 'node:v8'
+
+export interface OverloadLimits {
+  /** Mean event-loop delay (ms) over a sample past which the process is overloaded; 0: no limit. Default 1000. */
+  maxEventLoopDelay?: number
+  /** Resident memory (bytes) past which it is overloaded; 0: no limit. */
+  maxRssBytes?: number
+  /** V8 heap in use (bytes) past which it is overloaded; 0: no limit. */
+  maxHeapUsedBytes?: number
+  /** Milliseconds between samples. Default 1000. */
+  sampleInterval?: number
+}
+
+const RESOLUTION_MS = 10
+
+export class Lifecycle {
+  readonly #limits: Required<OverloadLimits>
+  readonly #histogram: ReturnType<typeof monitorEventLoopDelay> | undefined
+  readonly #timer: NodeJS.Timeout | undefined
+  #overload: string | undefined
+  #closing = false
+  #rss = 0
+
+  constructor (limits: OverloadLimits | false) {
+    this.#limits = {
+      maxEventLoopDelay: 1000,
+      maxRssBytes: 0,
+      maxHeapUsedBytes: 0,
+      sampleInterval: 1000,
+      ...(limits || { maxEventLoopDelay: 0 })
+    }
+    const { maxEventLoopDelay, maxRssBytes, maxHeapUsedBytes, sampleInterval } = this.#limits
+    if (maxEventLoopDelay > 0) {
+      this.#histogram = monitorEventLoopDelay({ resolution: RESOLUTION_MS })
+      this.#histogram.enable()
+    }
+    if (this.#histogram || maxRssBytes > 0 || maxHeapUsedBytes > 0) {
+      this.#timer = setInterval(() => this.#sample(), Math.max(RESOLUTION_MS, sampleInterval)).unref()
+    }
+  }
+
+  #sample (): void {
+    const { maxEventLoopDelay, maxRssBytes, maxHeapUsedBytes } = this.#limits
+    let overload: string | undefined
+    if (this.#histogram) {
+      const delay = Math.max(0, this.#histogram.mean / 1e6 - RESOLUTION_MS)
+      this.#histogram.reset()
+      if (Number.isNaN(delay) || delay > maxEventLoopDelay) overload = 'event-loop delay'
+    }
+    if (maxRssBytes > 0) {
+      try {
+        this.#rss = process.memoryUsage.rss()
+      } catch {
+        // EMFILE: no descriptor to read /proc with. The last sample stands.
+      }
+      if (this.#rss > maxRssBytes) overload ??= 'resident memory'
+    }
+    if (maxHeapUsedBytes > 0 && getHeapStatistics().used_heap_size > maxHeapUsedBytes) overload ??= 'heap'
+    this.#overload = overload
+  }
+
+  /** Why requests should be refused for now (overloaded), if they should. */
+  get overloaded (): string | undefined {
+    return this.#overload
+  }
+
+  get closing (): boolean {
+    return this.#closing
+  }
+
+  /** Why the service should take no traffic (shutting down, overloaded), if it should not. */
+  notReadyReason (): string | undefined {
+    if (this.#closing) return 'shutting down'
+    if (this.#overload !== undefined) return 'overloaded'
+    return undefined
+  }
+
+  /** The app is closing: readiness fails and answers close their connections. */
+  beginClosing (): void {
+    this.#closing = true
+  }
+
+  stop (): void {
+    clearInterval(this.#timer)
+    this.#histogram?.disable()
+  }
+}

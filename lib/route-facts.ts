@@ -1,0 +1,76 @@
+// What the plugin's routes are, gathered as Fastify registers them: the
+// methods each path serves (for a 405's Allow and for CORS preflights) and
+// the int64 members of each body. Taken from the routes Fastify actually
+// has, so that HEAD is listed where Fastify serves it and nowhere else.
+import type { RouteOptions } from 'fastify'
+import { isInt64Schema } from './int64.ts'
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Top-level members of the body that are int64s, read as bigints. */
+    int64Members?: ReadonlySet<string>
+  }
+}
+
+const NONE: ReadonlySet<string> = new Set()
+
+function containsInt64 (schema: unknown): boolean {
+  if (typeof schema !== 'object' || schema === null) return false
+  return isInt64Schema(schema) || Object.values(schema).some(containsInt64)
+}
+
+// The top-level int64 properties of an object schema, following allOf.
+// The JSON body parser reads only those exactly, so an int64 anywhere else
+// in a body is a spec this service cannot honour: start-up fails instead.
+function int64Members (schema: unknown, names = new Set<string>()): Set<string> {
+  const { allOf = [], properties = {}, ...rest } = (schema ?? {}) as { allOf?: unknown[], properties?: Record<string, unknown> }
+  for (const part of allOf) int64Members(part, names)
+  for (const [name, property] of Object.entries(properties)) {
+    if (isInt64Schema(property)) names.add(name)
+    else if (containsInt64(property)) throw new Error(`An int64 below the top level of a request body (in "${name}") is not supported`)
+  }
+  if (containsInt64(rest)) throw new Error('An int64 request body must be an object whose top-level properties hold the int64s')
+  return names
+}
+
+// A route URL (`/plants/:id`) as a pattern for request paths.
+function pathPattern (url: string): RegExp {
+  const escaped = url.replace(/[.*+?^$()|[\]\\{}]/g, '\\$&').replace(/:[^/]+/g, '[^/]+')
+  return new RegExp(`^${escaped}$`)
+}
+
+export class RouteFacts {
+  readonly #paths = new Map<string, { pattern: RegExp, methods: Set<string> }>()
+  readonly #extraMethods: string[]
+
+  /** `extraMethods` are served on every path besides its routes' (OPTIONS, for CORS preflights). */
+  constructor (extraMethods: string[] = []) {
+    this.#extraMethods = extraMethods
+  }
+
+  /** An onRoute hook: records the route, and the int64 members of its body in its config. */
+  readonly onRoute = (route: RouteOptions): void => {
+    const body = route.schema?.body as { content?: Record<string, { schema?: unknown }> } | undefined
+    if (body !== undefined) {
+      const members = int64Members(body.content?.['application/json']?.schema ?? body)
+      route.config = { ...route.config, int64Members: members }
+    }
+    // Wildcards (static files, the CORS preflight route) name no path of the API.
+    if (route.url.includes('*')) return
+    let path = this.#paths.get(route.url)
+    if (path === undefined) this.#paths.set(route.url, path = { pattern: pathPattern(route.url), methods: new Set() })
+    for (const method of [route.method].flat()) path.methods.add(method.toUpperCase())
+  }
+
+  /** The methods a request path is served with, or undefined for a path the plugin does not have. */
+  allowedMethods (path: string): string[] | undefined {
+    for (const { pattern, methods } of this.#paths.values()) {
+      if (pattern.test(path)) return [...methods, ...this.#extraMethods]
+    }
+    return undefined
+  }
+
+  static int64Members (config: { int64Members?: ReadonlySet<string> }): ReadonlySet<string> {
+    return config.int64Members ?? NONE
+  }
+}
