@@ -67,6 +67,9 @@ export const RouteNotFoundError = createError<[string, string, string]>(
 export const UnknownDatabaseError = createError<[string, string]>(
   'PLANT_STORE_UNKNOWN_DATABASE', 'Unsupported database URL "%s": use one of %s')
 
+export const DatabasePathError = createError<[string]>(
+  'PLANT_STORE_DATABASE_PATH', 'The database path %s is a directory: name a file in it, such as file:<directory>/plants.db')
+
 export const MissingOperationError = createError<[string]>(
   'PLANT_STORE_MISSING_OPERATION', 'The spec names operation "%s" but the service has no method for it')
 

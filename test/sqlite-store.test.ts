@@ -1,5 +1,7 @@
+import { renameSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
+import { Worker } from 'node:worker_threads'
 import t from 'tap'
 import { SqliteStore } from '../lib/stores/sqlite-store.ts'
 import { storeSuite } from './store-suite.ts'
@@ -63,4 +65,81 @@ t.test('stores opening one new file at once migrate it once', async (t) => {
   const db = new DatabaseSync(path)
   t.teardown(() => db.close())
   t.same(db.prepare('SELECT version FROM plant_store_migrations').all().map((row) => ({ ...row })), [{ version: 1 }])
+})
+
+t.test('a row the database refuses fails alone; the rest of its transaction commits', async (t) => {
+  const path = join(t.testdir(), 'plants.db')
+  const store = await SqliteStore.open(path)
+  t.teardown(() => store.close())
+  // A trigger stands for any row SQLite itself rejects.
+  const db = new DatabaseSync(path)
+  db.exec("CREATE TRIGGER refuse_poison BEFORE INSERT ON plants WHEN NEW.name = 'poison' BEGIN SELECT RAISE(ABORT, 'poisoned row'); END")
+  db.close()
+  const before = store.commits
+  const outcomes = await Promise.allSettled(Array.from({ length: 30 }, (_, i) =>
+    store.create({ id: BigInt(i), name: i === 17 ? 'poison' : `p${i}` })))
+  t.equal(store.commits - before, 1, 'the 30 creates shared one transaction')
+  t.match(outcomes[17], { status: 'rejected', reason: { message: /poisoned row/ } }, 'the bad row fails')
+  t.same(outcomes.filter((outcome, i) => i !== 17 && !(outcome.status === 'fulfilled' && outcome.value === 'created')), [], 'the 29 others are created')
+  t.equal((await store.list({ limit: 100 })).length, 29, 'and stored')
+})
+
+for (const how of ['removed', 'replaced'] as const) {
+  t.test(`the database file ${how} while open: 503 from then on, never a write a restart would lose`, async (t) => {
+    const dir = t.testdir()
+    const path = join(dir, 'plants.db')
+    const store = await SqliteStore.open(path)
+    t.teardown(() => store.close())
+    t.equal(await store.create({ id: 1n, name: 'Fern' }), 'created')
+    if (how === 'removed') {
+      for (const suffix of ['', '-wal', '-shm']) rmSync(path + suffix, { force: true })
+    } else {
+      const other = new DatabaseSync(join(dir, 'other.db'))
+      other.exec('CREATE TABLE plants (id INTEGER PRIMARY KEY, name TEXT NOT NULL, tag TEXT) STRICT')
+      other.close()
+      renameSync(join(dir, 'other.db'), path)
+    }
+    const unavailable = { code: 'PLANT_STORE_UNAVAILABLE', statusCode: 503, message: /removed or replaced/ }
+    await t.rejects(store.create({ id: 2n, name: 'Rose' }), unavailable, 'a write is refused')
+    await t.rejects(store.ping(), unavailable, 'readiness fails')
+    await t.rejects(store.get(1n), unavailable, 'and reads too')
+    await t.rejects(store.delete(1n), unavailable)
+  })
+}
+
+t.test('the writer thread dying under load: 503s, nothing acknowledged lost, the next write restarts it', async (t) => {
+  const path = join(t.testdir(), 'plants.db')
+  const workers = new Set<Worker>()
+  const postMessage = Worker.prototype.postMessage
+  t.capture(Worker.prototype, 'postMessage', function (this: Worker, ...args: Parameters<Worker['postMessage']>) {
+    workers.add(this)
+    return postMessage.apply(this, args)
+  })
+  const store = await SqliteStore.open(path)
+  t.teardown(() => store.close())
+  const created: bigint[] = []
+  const failures: unknown[] = []
+  let running = true
+  const clients = Array.from({ length: 16 }, async (_, client) => {
+    for (let i = 0; running; i++) {
+      const id = BigInt(client * 1_000_000 + i)
+      try {
+        if (await store.create({ id, name: `p${id}` }) === 'created') created.push(id)
+      } catch (err) {
+        failures.push(err)
+        await new Promise((resolve) => setTimeout(resolve, 5))
+      }
+    }
+  })
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  for (const worker of workers) await worker.terminate()
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  running = false
+  await Promise.all(clients)
+  t.ok(failures.length > 0, `${failures.length} creates failed while the writer was away`)
+  t.same(failures.filter((err) => (err as { statusCode?: number }).statusCode !== 503), [], 'every failure is a 503')
+  const missing = []
+  for (const id of created) if ((await store.get(id)) === undefined) missing.push(id)
+  t.same(missing, [], `all ${created.length} acknowledged creates are stored`)
+  t.equal(await store.create({ id: -1n, name: 'after' }), 'created', 'the writer was started again')
 })

@@ -90,6 +90,17 @@ export function storeSuite (t: Test, open: (t: Test) => Promise<PlantStore>): vo
     t.same((await store.list({ after: 7n, limit: 10 })).map((p) => p.id), [9n, 12n], 'and a deleted id still works as a cursor')
   })
 
+  t.test('any Unicode text is kept exactly: read back as written, and a replay', async (t) => {
+    const store = await fresh(t)
+    const names = ['🌿 Fern', 'Ivy\u0001\u001f\u007f', '\uFEFFbom', '\uFFFF\uFFFE', 'e\u0301 combining', 'שלום', '\u2028\u2029', '\\"quoted"', '𝔘𝔫𝔦𝔠𝔬𝔡𝔢'.repeat(8)]
+    for (const [i, name] of names.entries()) {
+      const plant = { id: BigInt(i), name, tag: name.slice(0, 4) }
+      t.equal(await store.create(plant), 'created')
+      t.same(await store.get(plant.id), plant, JSON.stringify(name))
+      t.equal(await store.create({ ...plant }), 'replayed', 'the same text again is a replay')
+    }
+  })
+
   t.test('what is stored cannot be changed through a returned object', async (t) => {
     const store = await fresh(t)
     const plant = { id: 10n, name: 'Fern' }

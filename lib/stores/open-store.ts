@@ -39,7 +39,7 @@ export async function openStore (url: string, { log }: OpenStoreOptions = {}): P
     case 'file': {
       const { SqliteStore } = await import('./sqlite-store.ts')
       // file:PATH, relative to the working directory, or a file:/// URL.
-      return SqliteStore.open(resolve(url.startsWith('file://') ? new URL(url).pathname : url.slice('file:'.length)))
+      return SqliteStore.open(resolve(url.startsWith('file://') ? new URL(url).pathname : url.slice('file:'.length)), { log })
     }
   }
   throw new UnknownDatabaseError(url, DATABASE_URL_FORMS.join(', '))

@@ -19,7 +19,7 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
 const MIGRATION_LOCK = 7_263_548_913
 
 // Errors that mean "the database is not there right now", not "wrong".
-const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND', 'EAI_AGAIN'])
+const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'EMFILE', 'ENFILE'])
 
 function isUnavailable (err: { code?: string, message?: string }): boolean {
   const code = err.code ?? ''
@@ -27,8 +27,29 @@ function isUnavailable (err: { code?: string, message?: string }): boolean {
     code.startsWith('08') || // connection exception
     code.startsWith('53') || // insufficient resources: disk full, out of memory, too many connections
     code.startsWith('57P') || // operator intervention: shutdown, cannot connect now
-    /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Query read timeout/i.test(err.message ?? '')
+    /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Query read timeout|Client was closed and is not queryable|Cannot use a pool after calling end/i.test(err.message ?? '')
 }
+
+// Every statement, under a prepared-statement name of its own: short (the
+// server keeps 63 bytes of a name), unique and the same in every release.
+const STATEMENTS = {
+  plant_store_get: 'SELECT id, name, tag FROM plants WHERE id = $1',
+  plant_store_list: 'SELECT id, name, tag FROM plants ORDER BY id LIMIT $1',
+  plant_store_list_after: 'SELECT id, name, tag FROM plants WHERE id > $1 ORDER BY id LIMIT $2',
+  plant_store_delete: 'DELETE FROM plants WHERE id = $1',
+  // ON CONFLICT waits for a racing insert of the same id to commit, so of
+  // two instances creating one id exactly one inserts it. Within a batch,
+  // the first of several rows with one id is the one inserted.
+  plant_store_insert: `INSERT INTO plants (id, name, tag)
+    SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[])
+    ON CONFLICT (id) DO NOTHING RETURNING id`,
+  plant_store_select_many: 'SELECT id, name, tag FROM plants WHERE id = ANY($1::bigint[])',
+  plant_store_ping: 'SELECT 1'
+} as const
+
+// After the schema could not be set up (the database was away), another
+// try waits this long, so that a database that stays away costs little.
+const RETRY_DELAY_MS = 1000
 
 interface Row { id: string, name: string, tag: string | null }
 
@@ -46,12 +67,19 @@ export interface PostgresStoreOptions {
 export class PostgresStore implements PlantStore {
   readonly #pool: pg.Pool
   #batch: Array<{ plant: StoredPlant, resolve: (outcome: CreateOutcome) => void, reject: (err: Error) => void }> = []
+  #migrated = false
+  #migrating: Promise<void> | undefined
+  #migrationFailure: { error: Error, until: number } | undefined
 
   private constructor (pool: pg.Pool) {
     this.#pool = pool
   }
 
-  /** Connects, and creates or migrates the schema (safe when instances start at once). */
+  /**
+   * Connects, and creates or migrates the schema (safe when instances start
+   * at once). A database that cannot be reached yet is no start-up error:
+   * operations answer 503 until it can, then the schema is set up.
+   */
   static async open (url: string, { log, poolSize = 10 }: PostgresStoreOptions = {}): Promise<PostgresStore> {
     const pool = new pg.Pool({
       connectionString: url,
@@ -66,12 +94,32 @@ export class PostgresStore implements PlantStore {
     pool.on('error', (err) => log?.warn({ err }, 'idle PostgreSQL connection lost'))
     const store = new PostgresStore(pool)
     try {
-      await store.#migrate()
+      await store.#ready()
     } catch (err) {
-      await pool.end()
-      throw err
+      if (!(err instanceof StoreUnavailableError)) {
+        await pool.end()
+        throw err
+      }
+      log?.warn({ reason: err.message }, 'PostgreSQL cannot be reached yet; requests answer 503 until it can')
     }
     return store
+  }
+
+  // The schema is set up once; until then every operation tries it first.
+  #ready (): Promise<void> {
+    if (this.#migrated) return Promise.resolve()
+    const failure = this.#migrationFailure
+    if (failure !== undefined && Date.now() < failure.until) return Promise.reject(failure.error)
+    this.#migrating ??= this.#migrate().then(() => {
+      this.#migrated = true
+      this.#migrationFailure = undefined
+    }, (err: Error) => {
+      this.#migrating = undefined
+      const error = isUnavailable(err) ? new StoreUnavailableError('unreachable') : err
+      this.#migrationFailure = { error, until: Date.now() + RETRY_DELAY_MS }
+      throw error
+    })
+    return this.#migrating
   }
 
   async #migrate (): Promise<void> {
@@ -95,9 +143,10 @@ export class PostgresStore implements PlantStore {
     }
   }
 
-  async #query<R extends pg.QueryResultRow> (text: string, values: unknown[]): Promise<pg.QueryResult<R>> {
+  async #query<R extends pg.QueryResultRow> (name: keyof typeof STATEMENTS, values: unknown[]): Promise<pg.QueryResult<R>> {
+    await this.#ready()
     try {
-      return await this.#pool.query<R>({ text, values, name: text })
+      return await this.#pool.query<R>({ name, text: STATEMENTS[name], values })
     } catch (err) {
       if (isUnavailable(err as Error)) throw new StoreUnavailableError('unreachable')
       throw err
@@ -122,19 +171,21 @@ export class PostgresStore implements PlantStore {
       const outcomes = await this.#createAll(batch.map(({ plant }) => plant))
       batch.forEach(({ resolve }, i) => resolve(outcomes[i]!))
     } catch (err) {
-      for (const { reject } of batch) reject(err as Error)
+      // The database is away: every create of the batch gets its 503.
+      if (err instanceof StoreUnavailableError || batch.length === 1) {
+        for (const { reject } of batch) reject(err as Error)
+        return
+      }
+      // One row the database refused must not fail the others: each is
+      // tried again alone, and only the bad one fails.
+      await Promise.all(batch.map(({ plant, resolve, reject }) =>
+        this.#createAll([plant]).then((outcomes) => resolve(outcomes[0]!), reject)))
     }
   }
 
   async #createAll (plants: StoredPlant[]): Promise<CreateOutcome[]> {
     const ids = plants.map(({ id }) => id.toString())
-    // ON CONFLICT waits for a racing insert of the same id to commit, so of
-    // two instances creating one id exactly one inserts it. Within a batch,
-    // the first of several rows with one id is the one inserted.
-    const inserted = await this.#query<{ id: string }>(
-      `INSERT INTO plants (id, name, tag)
-       SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[])
-       ON CONFLICT (id) DO NOTHING RETURNING id`,
+    const inserted = await this.#query<{ id: string }>('plant_store_insert',
       [ids, plants.map(({ name }) => name), plants.map(({ tag }) => tag ?? null)])
     const fresh = new Set(inserted.rows.map(({ id }) => id))
     const outcomes: Array<CreateOutcome | undefined> = plants.map(({ id }) => {
@@ -145,8 +196,7 @@ export class PostgresStore implements PlantStore {
     })
     const undecided = plants.filter((_, i) => outcomes[i] === undefined)
     if (undecided.length === 0) return outcomes as CreateOutcome[]
-    const { rows } = await this.#query<Row>('SELECT id, name, tag FROM plants WHERE id = ANY($1::bigint[])',
-      [undecided.map(({ id }) => id.toString())])
+    const { rows } = await this.#query<Row>('plant_store_select_many', [undecided.map(({ id }) => id.toString())])
     const stored = new Map(rows.map((row) => [row.id, row]))
     const retry: number[] = []
     plants.forEach((plant, i) => {
@@ -163,23 +213,23 @@ export class PostgresStore implements PlantStore {
   }
 
   async get (id: bigint): Promise<StoredPlant | undefined> {
-    const { rows } = await this.#query<Row>('SELECT id, name, tag FROM plants WHERE id = $1', [id.toString()])
+    const { rows } = await this.#query<Row>('plant_store_get', [id.toString()])
     return rows[0] && toPlant(rows[0])
   }
 
   async list ({ after, limit }: ListOptions): Promise<StoredPlant[]> {
     const { rows } = after === undefined
-      ? await this.#query<Row>('SELECT id, name, tag FROM plants ORDER BY id LIMIT $1', [limit])
-      : await this.#query<Row>('SELECT id, name, tag FROM plants WHERE id > $1 ORDER BY id LIMIT $2', [after.toString(), limit])
+      ? await this.#query<Row>('plant_store_list', [limit])
+      : await this.#query<Row>('plant_store_list_after', [after.toString(), limit])
     return rows.map(toPlant)
   }
 
   async delete (id: bigint): Promise<boolean> {
-    return (await this.#query('DELETE FROM plants WHERE id = $1', [id.toString()])).rowCount === 1
+    return (await this.#query('plant_store_delete', [id.toString()])).rowCount === 1
   }
 
   async ping (): Promise<void> {
-    await this.#query('SELECT 1', [])
+    await this.#query('plant_store_ping', [])
   }
 
   async close (): Promise<void> {

@@ -1,5 +1,8 @@
-// The SQLite schema, created and migrated by version at start-up. Shared by
-// the writer (which migrates) and the store (which reads).
+// The SQLite database as both connections see it: its schema, created and
+// migrated by version at start-up, its settings, the errors that mean "not
+// now" rather than "wrong", and the identity of its files. Shared by the
+// writer (which migrates and writes) and the store (which reads).
+import { statSync } from 'node:fs'
 import type { DatabaseSync } from 'node:sqlite'
 
 /** Applied in order; a released migration is never edited, only added to. */
@@ -27,15 +30,79 @@ export function migrateSqlite (db: DatabaseSync): void {
     }
     db.exec('COMMIT')
   } catch (err) {
-    db.exec('ROLLBACK')
+    if (db.isTransaction) db.exec('ROLLBACK')
     throw err
   }
 }
 
-/** Durable and concurrent: WAL, fsync on every commit, waiting for locks rather than failing. */
-export function configureSqlite (db: DatabaseSync, pragmas: Record<string, string | number> = {}): void {
+/**
+ * Durable and concurrent: WAL, fsync on every commit, waiting for locks
+ * rather than failing. The reader's connection is read-only: it never
+ * creates the file nor changes its mode.
+ */
+export function configureSqlite (db: DatabaseSync, { writer }: { writer: boolean }, pragmas: Record<string, string | number> = {}): void {
   db.exec('PRAGMA busy_timeout = 5000')
-  db.exec('PRAGMA journal_mode = WAL')
-  db.exec('PRAGMA synchronous = FULL')
+  if (writer) {
+    db.exec('PRAGMA journal_mode = WAL')
+    db.exec('PRAGMA synchronous = FULL')
+  }
   for (const [name, value] of Object.entries(pragmas)) db.exec(`PRAGMA ${name} = ${value}`)
+}
+
+// SQLite result codes (the primary code, the low byte) that mean "not now"
+// rather than "wrong": busy, locked, read-only, I/O error, full, cannot
+// open. The database (or its permissions, disk, lock) may come back.
+const UNAVAILABLE = new Map([[5, 'busy'], [6, 'locked'], [8, 'read-only'], [10, 'I/O error'], [13, 'full'], [14, 'cannot open']])
+
+/** Why an SQLite error means the database is unavailable for now, if it does. */
+export function unavailableReason (errcode: number | undefined): string | undefined {
+  return errcode === undefined ? undefined : UNAVAILABLE.get(errcode & 0xff)
+}
+
+/**
+ * Errors after which a connection should be opened anew: it may have been
+ * opened read-only, or lost its file, and a new one sees the fixed state.
+ */
+export function needsNewConnection (errcode: number | undefined): boolean {
+  const primary = (errcode ?? 0) & 0xff
+  return primary === 8 || primary === 10 || primary === 14
+}
+
+/** The code of the error a write gets when the database file is no longer the one that was opened. */
+export const FILE_REPLACED = -1
+export const FILE_REPLACED_MESSAGE = 'the database file was removed or replaced while open; restart the service to open the file now at its path'
+
+function identity (path: string): string | undefined {
+  try {
+    const { dev, ino } = statSync(path)
+    return `${dev}:${ino}`
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * The identity (device and inode) of the database file and its WAL as they
+ * were opened. A file removed or replaced under an open connection keeps
+ * taking writes that a restart would not find: this tells.
+ */
+export class FileIdentity {
+  readonly #path: string
+  readonly #database: string | undefined
+  #wal: string | undefined
+
+  constructor (path: string) {
+    this.#path = path
+    this.#database = identity(path)
+    this.#wal = identity(`${path}-wal`)
+  }
+
+  /** Whether the files at the path are still the ones opened. */
+  unchanged (): boolean {
+    if (this.#database === undefined || identity(this.#path) !== this.#database) return false
+    const wal = identity(`${this.#path}-wal`)
+    // The WAL appears with the first write, and lives while a connection is open.
+    if (this.#wal === undefined) this.#wal = wal
+    return wal === this.#wal
+  }
 }

@@ -1,27 +1,33 @@
 // SQLite through Node's built-in node:sqlite (no native addon to build).
 // Writes go to a worker thread that group-commits them (sqlite-writer.ts);
-// reads run here on their own connection, which WAL never makes wait for a
-// commit.
-import { mkdir } from 'node:fs/promises'
+// reads run here on their own read-only connection, which WAL never makes
+// wait for a commit. A database that cannot be written now (read-only,
+// locked, missing directory) leaves the store answering 503 until it can:
+// each connection is opened again once its error clears, no restart needed.
+import { mkdir, stat } from 'node:fs/promises'
 import { dirname, extname } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
 import type { StatementSync } from 'node:sqlite'
 import { fileURLToPath } from 'node:url'
 import { Worker } from 'node:worker_threads'
-import { StoreUnavailableError } from '../errors.ts'
-import { configureSqlite } from './sqlite-schema.ts'
-import type { Write, WriteReply, WriteRequest, WriterData, WriterMessage } from './sqlite-writer.ts'
+import type { FastifyBaseLogger } from 'fastify'
+import { DatabasePathError, StoreUnavailableError } from '../errors.ts'
+import { FILE_REPLACED, FILE_REPLACED_MESSAGE, FileIdentity, configureSqlite, needsNewConnection, unavailableReason } from './sqlite-schema.ts'
+import type { Write, WriteError, WriteReply, WriteRequest, WriterData, WriterMessage } from './sqlite-writer.ts'
 import type { CreateOutcome, ListOptions, PlantStore, StoredPlant } from './plant-store.ts'
 
 // From the sources the writer is sqlite-writer.ts, from dist sqlite-writer.js.
 const WRITER = new URL(`./sqlite-writer${extname(fileURLToPath(import.meta.url))}`, import.meta.url)
 
-// SQLite result codes (the primary code, the low byte) that mean "not now"
-// rather than "wrong": busy, locked, I/O error, full, cannot open, read-only.
-const UNAVAILABLE = new Map([[5, 'busy'], [6, 'locked'], [8, 'read-only'], [10, 'I/O error'], [13, 'full'], [14, 'cannot open']])
+// After a connection failed to open, another try waits this long: a
+// database that stays read-only must not cost a worker start per request.
+const REOPEN_DELAY_MS = 1000
 
-function toStoreError (error: { message: string, errcode?: number }): Error {
-  const reason = error.errcode === undefined ? undefined : UNAVAILABLE.get(error.errcode & 0xff)
+class FileReplacedError extends Error {}
+
+function toStoreError (error: WriteError): Error {
+  if (error.errcode === FILE_REPLACED) return new FileReplacedError(error.message)
+  const reason = unavailableReason(error.errcode)
   return reason ? new StoreUnavailableError(reason) : new Error(error.message)
 }
 
@@ -31,9 +37,18 @@ function toPlant ({ id, name, tag }: Row): StoredPlant {
   return tag === null ? { id, name } : { id, name, tag }
 }
 
+interface Reader {
+  db: DatabaseSync
+  file: FileIdentity
+  get: StatementSync
+  list: StatementSync
+  listAfter: StatementSync
+}
+
 export interface SqliteStoreOptions {
   /** Extra PRAGMAs for both connections, e.g. { max_page_count: 100 }. */
   pragmas?: Record<string, string | number>
+  log?: FastifyBaseLogger
 }
 
 export class SqliteStore implements PlantStore {
@@ -41,36 +56,36 @@ export class SqliteStore implements PlantStore {
   readonly #options: SqliteStoreOptions
   readonly #pending = new Map<number, { resolve: (value: CreateOutcome | boolean) => void, reject: (err: Error) => void }>()
   #worker: Promise<Worker> | undefined
+  #writerDown: { error: Error, until: number } | undefined
+  #reader: Reader | undefined
+  #readerDown: { error: Error, until: number } | undefined
   #outbox: WriteRequest[] = []
   #seq = 0
   #commits = 0
   #closed = false
-  #reader!: DatabaseSync
-  #get!: StatementSync
-  #list!: StatementSync
-  #listAfter!: StatementSync
+  #fileReplaced = false
 
   private constructor (path: string, options: SqliteStoreOptions) {
     this.#path = path
     this.#options = options
   }
 
-  /** Opens (creating when missing) the database file and its directory. */
+  /**
+   * Opens (creating when missing) the database file and its directory. A
+   * database that is unavailable for now (read-only, locked) still opens:
+   * its operations answer 503 until it is back.
+   */
   static async open (path: string, options: SqliteStoreOptions = {}): Promise<SqliteStore> {
+    if (await stat(path).then((stats) => stats.isDirectory(), () => false)) throw new DatabasePathError(path)
     await mkdir(dirname(path), { recursive: true })
     const store = new SqliteStore(path, options)
     // The writer creates and migrates the schema before anything reads it.
-    await store.#writer()
-    store.#reader = new DatabaseSync(path)
-    configureSqlite(store.#reader, options.pragmas)
-    const prepare = (sql: string) => {
-      const statement = store.#reader.prepare(sql)
-      statement.setReadBigInts(true)
-      return statement
+    try {
+      await store.#writer()
+    } catch (err) {
+      if (!(err instanceof StoreUnavailableError)) throw err
+      options.log?.warn({ path, reason: err.message }, 'the SQLite database cannot be written for now; writes answer 503 until it can')
     }
-    store.#get = prepare('SELECT id, name, tag FROM plants WHERE id = ?')
-    store.#list = prepare('SELECT id, name, tag FROM plants ORDER BY id LIMIT ?')
-    store.#listAfter = prepare('SELECT id, name, tag FROM plants WHERE id > ? ORDER BY id LIMIT ?')
     return store
   }
 
@@ -79,16 +94,26 @@ export class SqliteStore implements PlantStore {
     return this.#commits
   }
 
-  // Started on first use and again after a crash, so that the store heals.
+  // Started on first use and again after it stopped, so that the store heals.
   #writer (): Promise<Worker> {
+    if (this.#writerDown !== undefined && Date.now() < this.#writerDown.until) return Promise.reject(this.#writerDown.error)
     this.#worker ??= new Promise<Worker>((resolve, reject) => {
+      const fail = (error: Error) => {
+        this.#writerDown = { error, until: Date.now() + REOPEN_DELAY_MS }
+        reject(error)
+      }
       const worker = new Worker(WRITER, { workerData: { path: this.#path, pragmas: this.#options.pragmas } satisfies WriterData })
       worker.on('message', (message: WriterMessage) => {
-        if (message.type === 'ready') resolve(worker)
-        else if (message.type === 'failed') reject(toStoreError(message.error))
-        else this.#settle(message.replies, message.commits)
+        if (message.type === 'ready') {
+          this.#writerDown = undefined
+          resolve(worker)
+        } else if (message.type === 'failed') {
+          fail(toStoreError(message.error))
+        } else {
+          this.#settle(message.replies, message.commits)
+        }
       })
-      worker.on('error', (err) => reject(err))
+      worker.on('error', (err) => fail(new StoreUnavailableError(`writer failed: ${err.message}`)))
       worker.on('exit', () => {
         this.#worker = undefined
         const error = new StoreUnavailableError('writer stopped')
@@ -105,13 +130,26 @@ export class SqliteStore implements PlantStore {
     for (const reply of replies) {
       const pending = this.#pending.get(reply.seq)
       this.#pending.delete(reply.seq)
-      if ('error' in reply) pending?.reject(toStoreError(reply.error))
-      else pending?.resolve(reply.result)
+      if (!('error' in reply)) {
+        pending?.resolve(reply.result)
+        continue
+      }
+      const error = toStoreError(reply.error)
+      if (error instanceof FileReplacedError) this.#fileReplaced = true
+      pending?.reject(this.#unavailable() ?? error)
     }
   }
 
+  // Sticky: the open files are no longer the database at the path.
+  #unavailable (): Error | undefined {
+    if (this.#closed) return new StoreUnavailableError('closing')
+    if (this.#fileReplaced) return new StoreUnavailableError(FILE_REPLACED_MESSAGE)
+    return undefined
+  }
+
   async #write (request: Write): Promise<CreateOutcome | boolean> {
-    if (this.#closed) throw new StoreUnavailableError('closing')
+    const unavailable = this.#unavailable()
+    if (unavailable) throw unavailable
     const worker = await this.#writer()
     const seq = ++this.#seq
     return new Promise((resolve, reject) => {
@@ -137,27 +175,65 @@ export class SqliteStore implements PlantStore {
     return await this.#write({ op: 'delete', id }) as boolean
   }
 
+  #openReader (): Reader {
+    if (this.#readerDown !== undefined && Date.now() < this.#readerDown.until) throw this.#readerDown.error
+    try {
+      const db = new DatabaseSync(this.#path, { readOnly: true })
+      configureSqlite(db, { writer: false }, this.#options.pragmas)
+      const prepare = (sql: string) => {
+        const statement = db.prepare(sql)
+        statement.setReadBigInts(true)
+        return statement
+      }
+      this.#readerDown = undefined
+      return {
+        db,
+        file: new FileIdentity(this.#path),
+        get: prepare('SELECT id, name, tag FROM plants WHERE id = ?'),
+        list: prepare('SELECT id, name, tag FROM plants ORDER BY id LIMIT ?'),
+        listAfter: prepare('SELECT id, name, tag FROM plants WHERE id > ? ORDER BY id LIMIT ?')
+      }
+    } catch (err) {
+      const error = toStoreError(err as WriteError)
+      this.#readerDown = { error, until: Date.now() + REOPEN_DELAY_MS }
+      throw error
+    }
+  }
+
+  #read<T> (query: (reader: Reader) => T): T {
+    const unavailable = this.#unavailable()
+    if (unavailable) throw unavailable
+    const reader = this.#reader ??= this.#openReader()
+    try {
+      return query(reader)
+    } catch (err) {
+      if (needsNewConnection((err as WriteError).errcode)) {
+        reader.db.close()
+        this.#reader = undefined
+      }
+      throw toStoreError(err as WriteError)
+    }
+  }
+
   async get (id: bigint): Promise<StoredPlant | undefined> {
-    const row = this.#read(() => this.#get.get(id)) as Row | undefined
+    const row = this.#read((reader) => reader.get.get(id)) as Row | undefined
     return row && toPlant(row)
   }
 
   async list ({ after, limit }: ListOptions): Promise<StoredPlant[]> {
-    const rows = this.#read(() => after === undefined ? this.#list.all(limit) : this.#listAfter.all(after, limit)) as unknown as Row[]
+    const rows = this.#read((reader) => after === undefined ? reader.list.all(limit) : reader.listAfter.all(after, limit)) as unknown as Row[]
     return rows.map(toPlant)
   }
 
+  /** Ready when the file is still the one opened, it reads, and the writer runs (or can start). */
   async ping (): Promise<void> {
-    this.#read(() => this.#get.get(0n))
-  }
-
-  #read<T> (query: () => T): T {
-    if (this.#closed) throw new StoreUnavailableError('closing')
-    try {
-      return query()
-    } catch (err) {
-      throw toStoreError(err as { message: string, errcode?: number })
-    }
+    this.#read((reader) => {
+      if (!reader.file.unchanged()) this.#fileReplaced = true
+      return reader.get.get(0n)
+    })
+    const unavailable = this.#unavailable()
+    if (unavailable) throw unavailable
+    await this.#writer()
   }
 
   async close (): Promise<void> {
@@ -171,6 +247,6 @@ export class SqliteStore implements PlantStore {
       worker.postMessage('close')
       await exited
     }
-    this.#reader?.close()
+    this.#reader?.db.close()
   }
 }

@@ -1,22 +1,25 @@
 // The SQLite store's writer, in a worker thread: it owns the only write
 // connection, so that fsyncs never block the server's event loop, and it
 // commits every write that arrived meanwhile in one transaction (group
-// commit): one fsync for many creates.
+// commit): one fsync for many creates. One write's failure is its own: the
+// others of its transaction still commit.
 import { DatabaseSync } from 'node:sqlite'
 import { parentPort, workerData } from 'node:worker_threads'
-import { configureSqlite, migrateSqlite } from './sqlite-schema.ts'
+import { FILE_REPLACED, FILE_REPLACED_MESSAGE, FileIdentity, configureSqlite, migrateSqlite, needsNewConnection } from './sqlite-schema.ts'
 import type { CreateOutcome, StoredPlant } from './plant-store.ts'
 
 export type Write = { op: 'create', plant: StoredPlant } | { op: 'delete', id: bigint }
 export type WriteRequest = Write & { seq: number }
 
+export interface WriteError { message: string, errcode?: number }
+
 export type WriteReply =
   | { seq: number, result: CreateOutcome | boolean }
-  | { seq: number, error: { message: string, errcode?: number } }
+  | { seq: number, error: WriteError }
 
 export type WriterMessage =
   | { type: 'ready' }
-  | { type: 'failed', error: { message: string, errcode?: number } }
+  | { type: 'failed', error: WriteError }
   | { type: 'written', replies: WriteReply[], commits: number }
 
 export interface WriterData {
@@ -27,16 +30,18 @@ export interface WriterData {
 const port = parentPort!
 const { path, pragmas } = workerData as WriterData
 
-function describe (err: unknown) {
-  const { message, errcode } = err as { message: string, errcode?: number }
+function describe (err: unknown): WriteError {
+  const { message, errcode } = err as WriteError
   return { message, errcode }
 }
 
 let db: DatabaseSync
+let file: FileIdentity
 try {
   db = new DatabaseSync(path)
-  configureSqlite(db, pragmas)
+  configureSqlite(db, { writer: true }, pragmas)
   migrateSqlite(db)
+  file = new FileIdentity(path)
 } catch (err) {
   port.postMessage({ type: 'failed', error: describe(err) } satisfies WriterMessage)
   process.exit(1)
@@ -57,25 +62,47 @@ function apply (request: WriteRequest): CreateOutcome | boolean {
   return request.op === 'create' ? create(request.plant) : remove.run(request.id).changes === 1
 }
 
+// Every write of the batch in one transaction. A write that fails alone
+// (a constraint, a value the database refuses) leaves the transaction
+// open: SQLite undoes just that statement, and the others commit. An error
+// that ends the transaction (disk full, I/O) fails every write of it.
+function commit (batch: WriteRequest[]): WriteReply[] {
+  if (!file.unchanged()) return batch.map(({ seq }) => ({ seq, error: { message: FILE_REPLACED_MESSAGE, errcode: FILE_REPLACED } }))
+  const replies: WriteReply[] = []
+  try {
+    db.exec('BEGIN IMMEDIATE')
+    for (const request of batch) {
+      try {
+        replies.push({ seq: request.seq, result: apply(request) })
+      } catch (err) {
+        if (!db.isTransaction) throw err
+        replies.push({ seq: request.seq, error: describe(err) })
+      }
+    }
+    db.exec('COMMIT')
+    commits++
+    return replies
+  } catch (err) {
+    if (db.isTransaction) db.exec('ROLLBACK')
+    const error = describe(err)
+    return batch.map(({ seq }) => ({ seq, error }))
+  }
+}
+
 let queue: WriteRequest[] = []
 
 function flush (): void {
   const batch = queue
   if (batch.length === 0) return
   queue = []
-  let replies: WriteReply[]
-  try {
-    db.exec('BEGIN IMMEDIATE')
-    replies = batch.map((request) => ({ seq: request.seq, result: apply(request) }))
-    db.exec('COMMIT')
-    commits++
-  } catch (err) {
-    // All or nothing: the batch is rolled back and every request in it fails.
-    if (db.isTransaction) db.exec('ROLLBACK')
-    const error = describe(err)
-    replies = batch.map((request) => ({ seq: request.seq, error }))
-  }
+  const replies = commit(batch)
   port.postMessage({ type: 'written', replies, commits } satisfies WriterMessage)
+  // A connection opened read-only, or whose file went away, stays so: the
+  // store starts a new writer for the next write, which sees the fix.
+  if (replies.some((reply) => 'error' in reply && needsNewConnection(reply.error.errcode))) {
+    db.close()
+    process.exit(1)
+  }
 }
 
 port.on('message', (requests: WriteRequest[] | 'close') => {
