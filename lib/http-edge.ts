@@ -173,10 +173,15 @@ export function guardEdge (app: FastifyInstance, limits: EdgeLimits): void {
     }).end(body)
   })
 
-  app.addHook('onRequest', (request, _reply, done) => {
-    // RFC 9112 §3.2: an HTTP/1.1 request without Host is a 400.
-    if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) done(new MissingHostError())
-    else done()
+  app.addHook('onRequest', (request, reply, done) => {
+    // RFC 9112 §3.2: an HTTP/1.1 request without Host is a 400. (This hook
+    // runs before the plugin's, which would otherwise name the request.)
+    if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) {
+      reply.header('x-request-id', request.id)
+      done(new MissingHostError())
+    } else {
+      done()
+    }
   })
 }
 

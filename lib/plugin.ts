@@ -146,11 +146,14 @@ const plantStore: FastifyPluginAsync<PlantStoreOptions> = async function plantSt
 
   // One parser for every content type: UTF-8 JSON, read within the limit,
   // for the operations that take a body; others get none.
-  fastify.removeAllContentTypeParsers()
-  fastify.addContentTypeParser('*', createBodyParser({
+  const parseBody = createBodyParser({
     bodyLimit,
     int64Members: (request) => RouteFacts.int64Members(request.routeOptions.config)
-  }))
+  })
+  fastify.removeAllContentTypeParsers()
+  // (Named for application/json too, which fastify-openapi-glue looks for.)
+  fastify.addContentTypeParser('application/json', parseBody)
+  fastify.addContentTypeParser('*', parseBody)
 
   // bearer-auth only decorates here; the hooks below decide what it guards.
   await fastify.register(bearerAuth, {

@@ -119,9 +119,9 @@ t.test('the writer thread dying under load: 503s, nothing acknowledged lost, the
   t.teardown(() => store.close())
   const created: bigint[] = []
   const failures: unknown[] = []
-  let running = true
+  const load = { running: true }
   const clients = Array.from({ length: 16 }, async (_, client) => {
-    for (let i = 0; running; i++) {
+    for (let i = 0; load.running; i++) {
       const id = BigInt(client * 1_000_000 + i)
       try {
         if (await store.create({ id, name: `p${id}` }) === 'created') created.push(id)
@@ -134,7 +134,7 @@ t.test('the writer thread dying under load: 503s, nothing acknowledged lost, the
   await new Promise((resolve) => setTimeout(resolve, 300))
   for (const worker of workers) await worker.terminate()
   await new Promise((resolve) => setTimeout(resolve, 300))
-  running = false
+  load.running = false
   await Promise.all(clients)
   t.ok(failures.length > 0, `${failures.length} creates failed while the writer was away`)
   t.same(failures.filter((err) => (err as { statusCode?: number }).statusCode !== 503), [], 'every failure is a 503')
