@@ -23,10 +23,16 @@ export const MAX_DEPTH = 16
 // store something other than what the client sent. A leading BOM is dropped.
 const utf8 = new TextDecoder('utf-8', { fatal: true })
 
-const STRUCTURE = /["{}[\]]/g
 // What follows a member name at the top level: the colon and, when the
 // value is a number, its token. (JSON.parse validates the token itself.)
 const COLON_NUMBER = /[ \t\n\r]*:[ \t\n\r]*(-?[0-9][0-9.eE+-]*)?/y
+
+const QUOTE = 0x22
+const BACKSLASH = 0x5c
+const OPEN_BRACE = 0x7b
+const OPEN_BRACKET = 0x5b
+const CLOSE_BRACE = 0x7d
+const CLOSE_BRACKET = 0x5d
 
 // The index just after the closing quote of the string that opens at `open`,
 // or -1 when it never closes (JSON.parse then refuses the body).
@@ -34,7 +40,7 @@ function stringEnd (text: string, open: number): number {
   let quote = text.indexOf('"', open + 1)
   while (quote !== -1) {
     let slashes = 0
-    while (text.charCodeAt(quote - 1 - slashes) === 0x5c) slashes++
+    while (text.charCodeAt(quote - 1 - slashes) === BACKSLASH) slashes++
     if (slashes % 2 === 0) return quote + 1
     quote = text.indexOf('"', quote + 1)
   }
@@ -44,28 +50,31 @@ function stringEnd (text: string, open: number): number {
 /**
  * One pass over the text that refuses nesting past MAX_DEPTH and finds the
  * number token of each top-level member named in `int64Members` (the last
- * one, as JSON.parse keeps the last of duplicate names).
+ * one, as JSON.parse keeps the last of duplicate names). A plain loop over
+ * the characters: strings are skipped with indexOf.
  */
 function scan (text: string, int64Members: ReadonlySet<string>): Map<string, string | undefined> | undefined {
   let found: Map<string, string | undefined> | undefined
   let depth = 0
-  STRUCTURE.lastIndex = 0
-  for (let match = STRUCTURE.exec(text); match !== null; match = STRUCTURE.exec(text)) {
-    const char = match[0]
-    if (char === '"') {
-      const end = stringEnd(text, match.index)
+  const length = text.length
+  for (let i = 0; i < length; i++) {
+    const char = text.charCodeAt(i)
+    if (char === QUOTE) {
+      const end = stringEnd(text, i)
       if (end === -1) return found
-      STRUCTURE.lastIndex = end
-      if (depth !== 1 || int64Members.size === 0) continue
-      COLON_NUMBER.lastIndex = end
-      const value = COLON_NUMBER.exec(text)
-      if (value === null) continue // a string value, not a member name
-      let name = text.slice(match.index + 1, end - 1)
-      if (name.includes('\\')) name = JSON.parse(`"${name}"`) as string
-      if (int64Members.has(name)) (found ??= new Map()).set(name, value[1])
-    } else if (char === '{' || char === '[') {
+      if (depth === 1 && int64Members.size > 0) {
+        COLON_NUMBER.lastIndex = end
+        const value = COLON_NUMBER.exec(text)
+        if (value !== null) { // a member name, not a string value
+          let name = text.slice(i + 1, end - 1)
+          if (name.includes('\\')) name = JSON.parse(`"${name}"`) as string
+          if (int64Members.has(name)) (found ??= new Map()).set(name, value[1])
+        }
+      }
+      i = end - 1
+    } else if (char === OPEN_BRACE || char === OPEN_BRACKET) {
       if (++depth > MAX_DEPTH) throw new BodyNestedTooDeepError(MAX_DEPTH)
-    } else {
+    } else if (char === CLOSE_BRACE || char === CLOSE_BRACKET) {
       depth--
     }
   }
