@@ -6,9 +6,9 @@ import createError from '@fastify/error'
 /** Client text quoted in a message is cut to this many characters. */
 const QUOTE_LIMIT = 100
 
-/** Client text as a message may quote it: bounded, so that no answer grows with the request. */
+/** Text cut to at most `limit` characters (an ellipsis ends a cut one), so that no answer grows with the request. */
 export function clip (text: string, limit = QUOTE_LIMIT): string {
-  return text.length <= limit ? text : `${text.slice(0, limit)}…`
+  return text.length <= limit ? text : `${text.slice(0, limit - 1)}…`
 }
 
 export const PlantConflictError = createError<[string]>(

@@ -9,7 +9,7 @@ import secureJson from 'secure-json-parse'
 import type { FastifyRequest } from 'fastify'
 import {
   BodyIncompleteError, BodyNestedTooDeepError, InvalidJsonError, InvalidUtf8Error,
-  PayloadTooLargeError, UnsupportedCharsetError, UnsupportedMediaTypeError
+  PayloadTooLargeError, UnsupportedCharsetError, UnsupportedMediaTypeError, clip
 } from './errors.ts'
 import { NOT_AN_INT64, int64FromJsonNumber } from './int64.ts'
 
@@ -137,10 +137,10 @@ export function createBodyParser ({ bodyLimit, int64Members }: BodyParserOptions
     try {
       mediaType = parseContentType(header)
     } catch {
-      return done(new UnsupportedMediaTypeError(header))
+      return done(new UnsupportedMediaTypeError(clip(header)))
     }
-    if (mediaType.type !== 'application/json') return done(new UnsupportedMediaTypeError(header))
-    if (!isUtf8(mediaType.parameters.charset)) return done(new UnsupportedCharsetError(mediaType.parameters.charset ?? ''))
+    if (mediaType.type !== 'application/json') return done(new UnsupportedMediaTypeError(clip(header)))
+    if (!isUtf8(mediaType.parameters.charset)) return done(new UnsupportedCharsetError(clip(mediaType.parameters.charset ?? '')))
     getRawBody(payload, { length: request.headers['content-length'], limit: bodyLimit }, (err, buffer) => {
       if (err) return done(err.type === 'entity.too.large' ? new PayloadTooLargeError(bodyLimit) : new BodyIncompleteError())
       let text: string

@@ -45,3 +45,33 @@ t.test('an unexpected exception answers 500 without internals; the log has them'
   const logged = lines.map((line) => JSON.parse(line)).find((entry) => entry.msg === 'request failed')
   t.match(logged, { level: 50, err: { message: 'disk on fire at /var/lib/secret.db', stack: /BrokenStore/ } })
 })
+
+t.test('HEAD is served where GET is, and Allow says so', async (t) => {
+  const app = await build(t)
+  const head = await app.inject({ method: 'HEAD', url: '/plants', headers: AUTH })
+  t.equal(head.statusCode, 200)
+  t.equal(head.body, '')
+  const wrong = await app.inject({ method: 'PATCH', url: '/healthz' })
+  t.equal(wrong.statusCode, 405)
+  t.equal(wrong.headers.allow, 'GET, HEAD')
+})
+
+t.test('DELETE takes no body: whatever is sent with it is ignored, unread, and the connection closed', async (t) => {
+  const app = await build(t, { bodyLimit: 1000 })
+  const create = () => app.inject({ method: 'POST', url: '/plants', headers: AUTH, payload: { id: 1, name: 'Fern' } })
+  for (const [type, payload] of [['text/plain', 'hello'], ['application/json', 'x'.repeat(2_000_000)], ['not a media type', '{}'], ['application/json', '{"broken"']] as const) {
+    await create()
+    const res = await app.inject({ method: 'DELETE', url: '/plants/1', headers: { ...AUTH, 'content-type': type }, payload })
+    t.equal(res.statusCode, 204, `${type}, ${payload.length} bytes: 204`)
+  }
+})
+
+t.test('an error message never grows with the request', async (t) => {
+  const app = await build(t)
+  const res = await app.inject({ url: `/${'x'.repeat(10_000)}`, headers: AUTH })
+  t.equal(res.statusCode, 404)
+  t.ok(res.json().message.length < 300, `${res.json().message.length} characters`)
+  const type = await app.inject({ method: 'POST', url: '/plants', headers: { ...AUTH, 'content-type': `text/${'x'.repeat(5000)}` }, payload: '{}' })
+  t.equal(type.statusCode, 415)
+  t.ok(type.json().message.length < 300, `${type.json().message.length} characters`)
+})

@@ -1,5 +1,6 @@
 // What people deploying the service rely on: health checks, request ids,
 // throttled token guessing, overload, CORS.
+import { Writable } from 'node:stream'
 import t from 'tap'
 import { MemoryStore } from '../lib/plugin.ts'
 import { StoreUnavailableError } from '../lib/errors.ts'
@@ -115,4 +116,31 @@ t.test('CORS for configured origins; preflights need no token', async (t) => {
   t.match(actual.headers['access-control-expose-headers'], /x-request-id/)
   const other = await app.inject({ url: '/plants', headers: { ...AUTH, origin: 'https://evil.example' } })
   t.not(other.headers['access-control-allow-origin'], 'https://evil.example')
+})
+
+t.test('CORS preflights list exactly the methods each path serves, HEAD and DELETE included', async (t) => {
+  const app = await build(t, { corsOrigins: ['https://app.example'] })
+  const preflight = (url: string, method: string) => app.inject({
+    method: 'OPTIONS', url, headers: { origin: 'https://app.example', 'access-control-request-method': method }
+  })
+  const one = await preflight('/plants/1', 'DELETE')
+  t.equal(one.statusCode, 204)
+  t.equal(one.headers['access-control-allow-methods'], 'GET, HEAD, DELETE, OPTIONS', 'a browser may delete')
+  t.equal((await preflight('/plants', 'POST')).headers['access-control-allow-methods'], 'GET, HEAD, POST, OPTIONS')
+  const nowhere = await preflight('/nowhere', 'GET')
+  t.equal(nowhere.statusCode, 404, 'no preflight for a path the API does not have')
+  t.equal(nowhere.headers['access-control-allow-methods'], undefined)
+  const wrong = await app.inject({ method: 'PUT', url: '/plants/1', headers: AUTH })
+  t.equal(wrong.headers.allow, 'GET, HEAD, DELETE, OPTIONS', 'Allow says the same as the preflight')
+})
+
+t.test('a 503 logs one line, without a stack', async (t) => {
+  const lines: string[] = []
+  const stream = new Writable({ write (chunk, _encoding, done) { lines.push(String(chunk)); done() } })
+  const app = await build(t, { database: new UnreachableStore(), server: { logger: { stream } } })
+  t.equal((await app.inject('/readyz')).statusCode, 503)
+  const logged = lines.map((line) => JSON.parse(line)).filter((entry) => entry.status === 503 || entry.err)
+  t.equal(logged.length, 1, 'one line')
+  t.match(logged[0], { level: 40, status: 503, code: 'PLANT_STORE_UNAVAILABLE', msg: /unavailable \(unreachable\)/ })
+  t.notOk(JSON.stringify(logged[0]).includes('    at '), 'no stack')
 })
