@@ -202,4 +202,6 @@ const plantStore: FastifyPluginAsync<PlantStoreOptions> = async function plantSt
 export default plantStore
 export { PlantService }
 export { MemoryStore } from './stores/memory-store.ts'
+export { DEFAULT_EDGE_LIMITS, defaultMaxConnections, edgeServerOptions, guardEdge } from './http-edge.ts'
+export type { EdgeLimits } from './http-edge.ts'
 export type { CreateOutcome, ListOptions, PlantStore, StoredPlant } from './stores/plant-store.ts'

@@ -109,3 +109,28 @@ t.test('a TypeScript host app compiles against the published types', async (t) =
   t.match(wrong.stdout, /host-app-wrong\.ts\(6,.*TS2769/, 'wrong options do not')
   t.match(wrong.stdout, /host-app-wrong\.ts\(10,.*TS2322/, 'nor a client call with a wrong body')
 })
+
+t.test('a host app can give its server the standalone edge', async (t) => {
+  const { DEFAULT_EDGE_LIMITS, edgeServerOptions, guardEdge } = await import('../lib/plugin.ts')
+  const limits = { ...DEFAULT_EDGE_LIMITS, maxConnections: 100 }
+  const app = Fastify(edgeServerOptions(limits))
+  guardEdge(app, limits)
+  await app.register(plantStore, { prefix: '/api', tokens: [TOKEN], database: 'memory:' })
+  t.teardown(() => app.close())
+  const url = await app.listen({ port: 0, host: '127.0.0.1' })
+  const { connect } = await import('node:net')
+  const raw = (request: string) => new Promise<string>((resolve) => {
+    const socket = connect(Number(new URL(url).port), '127.0.0.1')
+    let answer = ''
+    socket.on('data', (chunk) => { answer += chunk })
+    socket.on('close', () => resolve(answer))
+    socket.write(request)
+  })
+  for (const [request, status] of [['GET /api/healthz HTTP/1.1\r\nConnection: close\r\n\r\n', 400], ['NONSENSE\r\n\r\n', 400], ['GET /api/healthz HTTP/1.1\r\nHost: x\r\nExpect: bogus\r\n\r\n', 417]] as const) {
+    const answer = await raw(request)
+    t.match(answer, new RegExp(`^HTTP/1.1 ${status} `), JSON.stringify(request))
+    t.match(answer, /\r\nx-request-id: /i)
+    t.match(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)), { error: status, message: String })
+  }
+  t.equal((await fetch(`${url}/api/healthz`)).status, 200)
+})
