@@ -22,10 +22,21 @@ export interface Running {
 export interface RunOptions {
   cwd?: string
   args?: string[]
+  /** Run as this user (and group): permissions bind everyone but root. */
+  uid?: number
+  gid?: number
 }
 
-export function run (env: NodeJS.ProcessEnv, { cwd, args = [] }: RunOptions = {}) {
-  const child = spawn(process.execPath, [SERVER, ...args], { cwd, env: { PATH: process.env.PATH, PORT: '0', DATABASE_URL: 'memory:', ...env } })
+export function run (env: NodeJS.ProcessEnv, { cwd, args = [], uid, gid }: RunOptions = {}) {
+  // tap's coverage hook, which it adds to every child, writes files of the
+  // tap process's user: another user's process runs without it.
+  const [command, ...prefix] = uid === undefined ? [process.execPath] : ['/usr/bin/env', '-u', 'NODE_OPTIONS', process.execPath]
+  const child = spawn(command!, [...prefix, SERVER, ...args], {
+    cwd,
+    env: { PATH: process.env.PATH, PORT: '0', DATABASE_URL: 'memory:', ...env },
+    ...(uid !== undefined && { uid }),
+    ...(gid !== undefined && { gid })
+  })
   let stdout = ''
   let stderr = ''
   child.stdout.setEncoding('utf8').on('data', (chunk) => { stdout += chunk })
