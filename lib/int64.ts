@@ -19,6 +19,8 @@ const MAX_DIGITS = 19
 
 /** A decimal integer as a path or query carries it: digits, optional minus. */
 const DIGITS = /^-?\d+$/
+/** An integer literal short enough to be in range whatever its digits. */
+const SHORT_INTEGER = /^-?(?:0|[1-9]\d{0,17})$/
 /** A JSON number token, in parts: sign, integer digits, fraction, exponent. */
 const JSON_NUMBER = /^(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/
 
@@ -46,6 +48,8 @@ export function int64FromDigits (text: string): bigint | undefined {
  * token.
  */
 export function int64FromJsonNumber (token: string): bigint | undefined {
+  // The usual case: plain digits, exact as they are.
+  if (SHORT_INTEGER.test(token)) return BigInt(token)
   const parts = JSON_NUMBER.exec(token)
   if (parts === null) return undefined
   const [, sign, whole, fraction = '', exponent = '0'] = parts as unknown as [string, string, string, string?, string?]

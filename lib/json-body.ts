@@ -23,9 +23,12 @@ export const MAX_DEPTH = 16
 // store something other than what the client sent. A leading BOM is dropped.
 const utf8 = new TextDecoder('utf-8', { fatal: true })
 
-// What follows a member name at the top level: the colon and, when the
-// value is a number, its token. (JSON.parse validates the token itself.)
-const COLON_NUMBER = /[ \t\n\r]*:[ \t\n\r]*(-?[0-9][0-9.eE+-]*)?/y
+// A member's value when it is a number: its token. (JSON.parse validates
+// the token itself.)
+const NUMBER_VALUE = /[ \t\n\r]*(-?[0-9][0-9.eE+-]*)?/y
+const COLON = 0x3a
+const EMPTY: ReadonlySet<string> = new Set()
+const PARSE_OPTIONS = { protoAction: 'error', constructorAction: 'error' } as const
 
 const QUOTE = 0x22
 const BACKSLASH = 0x5c
@@ -56,19 +59,26 @@ function stringEnd (text: string, open: number): number {
 function scan (text: string, int64Members: ReadonlySet<string>): Map<string, string | undefined> | undefined {
   let found: Map<string, string | undefined> | undefined
   let depth = 0
+  // Longer names, even written with escapes (six characters each), are
+  // none of the members: they are skipped without being read.
+  let longest = 0
+  for (const name of int64Members) longest = Math.max(longest, name.length * 6)
   const length = text.length
   for (let i = 0; i < length; i++) {
     const char = text.charCodeAt(i)
     if (char === QUOTE) {
       const end = stringEnd(text, i)
       if (end === -1) return found
-      if (depth === 1 && int64Members.size > 0) {
-        COLON_NUMBER.lastIndex = end
-        const value = COLON_NUMBER.exec(text)
-        if (value !== null) { // a member name, not a string value
+      if (depth === 1 && end - i - 2 <= longest) {
+        let next = end
+        while (next < length && text.charCodeAt(next) <= 0x20) next++
+        if (text.charCodeAt(next) === COLON) { // a member name, not a string value
           let name = text.slice(i + 1, end - 1)
           if (name.includes('\\')) name = JSON.parse(`"${name}"`) as string
-          if (int64Members.has(name)) (found ??= new Map()).set(name, value[1])
+          if (int64Members.has(name)) {
+            NUMBER_VALUE.lastIndex = next + 1
+            ;(found ??= new Map()).set(name, NUMBER_VALUE.exec(text)?.[1])
+          }
         }
       }
       i = end - 1
@@ -87,14 +97,13 @@ function scan (text: string, int64Members: ReadonlySet<string>): Map<string, str
  * their digits; `__proto__` and `constructor.prototype` keys are refused, as
  * Fastify's own parser does.
  */
-export function parseJsonBody (text: string, int64Members: ReadonlySet<string> = new Set()): unknown {
-  if (text.trim() === '') throw new InvalidJsonError('the body is empty')
+export function parseJsonBody (text: string, int64Members: ReadonlySet<string> = EMPTY): unknown {
   const tokens = scan(text, int64Members)
   let parsed: unknown
   try {
-    parsed = secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' })
+    parsed = secureJson.parse(text, undefined, PARSE_OPTIONS)
   } catch (err) {
-    throw new InvalidJsonError((err as Error).message)
+    throw new InvalidJsonError(text.trim() === '' ? 'the body is empty' : (err as Error).message)
   }
   if (tokens !== undefined && typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) {
     const members = parsed as Record<string, unknown>

@@ -94,49 +94,46 @@ const plantStore: FastifyPluginAsync<PlantStoreOptions> = async function plantSt
   const routes = new RouteFacts(corsOn ? ['OPTIONS'] : [])
   fastify.addHook('onRoute', routes.onRoute)
 
-  // First of all: a connection's answers are made one at a time, and only
-  // while it reads them.
-  fastify.addHook('onRequest', createAnswerFlow({
+  const answers = createAnswerFlow({
     maxPipelined: options.maxPipelined ?? DEFAULT_MAX_PIPELINED,
     writeTimeout: options.writeTimeout ?? DEFAULT_WRITE_TIMEOUT
-  }))
-  // Every answer names its request, so that a client can quote it and the
-  // log can be searched for it.
+  })
+  // (One hook rather than four: each hook costs every request.)
   fastify.addHook('onRequest', (request, reply, done) => {
+    // Every answer names its request, so that a client can quote it and
+    // the log can be searched for it.
     reply.header('x-request-id', request.id)
-    done()
-  })
-  // Overloaded: the API answers 503 at once; health checks still answer,
-  // /readyz with the reason.
-  fastify.addHook('onRequest', (request, _reply, done) => {
-    if (lifecycle.overloaded !== undefined && !request.routeOptions.config.public) done(new NotReadyError('overloaded'))
-    else done()
-  })
-  // An operation that takes no body (DELETE) ignores one, whatever its
-  // content type: without the header Fastify does not judge the type (a
-  // malformed one would be a 415) and hands the body to the parser below,
-  // which leaves it unread.
-  fastify.addHook('onRequest', (request, _reply, done) => {
+    // An operation that takes no body (DELETE) ignores one, whatever its
+    // content type: without the header Fastify does not judge the type (a
+    // malformed one would be a 415) and hands the body to the parser below,
+    // which leaves it unread.
     if (!takesBody(request)) delete request.headers['content-type']
-    done()
+    // A connection's answers are made one at a time, while it reads them.
+    answers.awaitTurn(request, reply, () => {
+      // Overloaded: the API answers 503 at once; health checks still
+      // answer, /readyz with the reason.
+      if (lifecycle.overloaded !== undefined && !request.routeOptions.config.public) done(new NotReadyError('overloaded'))
+      else done()
+    })
   })
   // A client that sent `Expect: 100-continue` sends its body only now that
   // the request was authenticated (the server held the 100 back).
   fastify.addHook('preParsing', (request, reply, payload, done) => {
-    if (awaitingContinue.delete(request.raw)) reply.raw.writeContinue()
+    if (request.headers.expect !== undefined && awaitingContinue.delete(request.raw)) reply.raw.writeContinue()
     done(null, payload)
   })
-  // An answer sent before the body was read closes the connection, in
-  // stages: Node would otherwise read and discard all of that body to get
-  // to the next request. While closing, clients are told to go elsewhere:
-  // a kept-alive connection would hold the shutdown open.
   fastify.addHook('onSend', (request, reply, payload, done) => {
+    // An answer sent before the body was read closes the connection, in
+    // stages: Node would otherwise read and discard all of that body to get
+    // to the next request. While closing, clients are told to go elsewhere:
+    // a kept-alive connection would hold the shutdown open.
     if (hasUnreadBody(request.raw)) {
       reply.header('connection', 'close')
       closeInStages(request.raw.socket)
     } else if (lifecycle.closing) {
       reply.header('connection', 'close')
     }
+    answers.limitWrite(request, reply, payload)
     done(null, payload)
   })
 

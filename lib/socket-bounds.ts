@@ -5,7 +5,7 @@
 // stages instead of reading (or resetting) whatever it still sends.
 import type { IncomingMessage } from 'node:http'
 import type { Socket } from 'node:net'
-import type { onRequestHookHandler } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 
 /** How long a closing connection's late bytes are read and dropped before it is destroyed. */
 export const LINGER_MS = 2000
@@ -39,31 +39,18 @@ export function closeInStages (socket: Socket | null | undefined): void {
 }
 
 export interface AnswerFlowOptions {
-  /** Requests one connection may have waiting for answers; past it, the connection is dropped. */
+  /** Requests one connection may have waiting behind its current answer; past it, the connection is dropped. */
   maxPipelined: number
-  /** Milliseconds an answer may take to leave the socket once written; past it, the connection is dropped. */
+  /** Milliseconds a large answer may take to leave the socket once written; past it, the connection is dropped. */
   writeTimeout: number
 }
 
-interface Flow {
-  inFlight: number
-  waiting: Array<() => void>
-  draining: boolean
-}
+// Requests of each connection waiting behind its current answer.
+const waiting = new WeakMap<Socket, number>()
 
-const flows = new WeakMap<Socket, Flow>()
-
-function next (socket: Socket, flow: Flow): void {
-  if (flow.waiting.length === 0 || flow.draining) return
-  if (socket.writableLength > socket.writableHighWaterMark) {
-    flow.draining = true
-    socket.once('drain', () => {
-      flow.draining = false
-      next(socket, flow)
-    })
-    return
-  }
-  flow.waiting.shift()!()
+function whenDrained (socket: Socket, go: () => void): void {
+  if (socket.writableLength <= socket.writableHighWaterMark) go()
+  else socket.once('drain', go)
 }
 
 function armWriteDeadline (socket: Socket, writeTimeout: number): void {
@@ -79,30 +66,43 @@ function armWriteDeadline (socket: Socket, writeTimeout: number): void {
 }
 
 /**
- * The onRequest hook that bounds what one connection holds: pipelined
- * requests wait their turn (so at most one answer per connection is in
- * memory beyond the socket's buffer), more than `maxPipelined` of them drop
- * the connection, and an answer not read within `writeTimeout` too.
+ * What one connection may hold: a request pipelined behind an answer that
+ * is not yet written waits its turn (Node queues its answer until then,
+ * and the answers before it must have left the socket buffer), so that at
+ * most one answer per connection is in memory; more than `maxPipelined`
+ * waiting drop the connection; and an answer larger than the socket buffer
+ * that is not read within `writeTimeout` drops it too. The common case, a
+ * request with nothing before it, costs two property reads.
  */
-export function createAnswerFlow ({ maxPipelined, writeTimeout }: AnswerFlowOptions): onRequestHookHandler {
-  return function answerFlow (request, reply, done) {
-    const socket = request.raw.socket as Socket | null
-    if (!socket || typeof socket.destroySoon !== 'function') return done()
-    let flow = flows.get(socket)
-    if (flow === undefined) flows.set(socket, flow = { inFlight: 0, waiting: [], draining: false })
-    const current = flow
-    if (++current.inFlight > maxPipelined) {
-      request.log.info({ inFlight: current.inFlight }, 'too many pipelined requests: connection dropped')
-      socket.destroy()
-      return
+export function createAnswerFlow ({ maxPipelined, writeTimeout }: AnswerFlowOptions) {
+  return {
+    /** In onRequest: continues (`go`) when it is this request's turn. */
+    awaitTurn (request: FastifyRequest, reply: FastifyReply, go: () => void): void {
+      const socket = request.raw.socket as Socket | null
+      const response = reply.raw
+      // The sockets of Fastify's inject() carry no connection to bound.
+      if (!socket || typeof socket.destroySoon !== 'function') return go()
+      // Node hands the socket to an answer once those before it are written.
+      if (response.socket !== null) return whenDrained(socket, go)
+      const count = (waiting.get(socket) ?? 0) + 1
+      if (count > maxPipelined) {
+        request.log.info({ waiting: count }, 'too many pipelined requests: connection dropped')
+        socket.destroy()
+        return
+      }
+      waiting.set(socket, count)
+      response.once('socket', () => {
+        waiting.set(socket, (waiting.get(socket) ?? 1) - 1)
+        whenDrained(socket, go)
+      })
+    },
+
+    /** In onSend: an answer the socket buffer cannot hold must be read in time. */
+    limitWrite (request: FastifyRequest, reply: FastifyReply, payload: unknown): void {
+      const socket = request.raw.socket as Socket | null
+      const size = typeof payload === 'string' || Buffer.isBuffer(payload) ? payload.length : 0
+      if (!socket || size <= socket.writableHighWaterMark || typeof socket.destroySoon !== 'function') return
+      reply.raw.once('finish', () => armWriteDeadline(socket, writeTimeout))
     }
-    reply.raw.once('close', () => {
-      current.inFlight--
-      armWriteDeadline(socket, writeTimeout)
-      next(socket, current)
-    })
-    if (current.inFlight === 1 && socket.writableLength <= socket.writableHighWaterMark) return done()
-    current.waiting.push(done)
-    if (current.inFlight === current.waiting.length) next(socket, current)
   }
 }

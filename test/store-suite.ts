@@ -96,7 +96,7 @@ export function storeSuite (t: Test, open: (t: Test) => Promise<PlantStore>): vo
     for (const [i, name] of names.entries()) {
       const plant = { id: BigInt(i), name, tag: name.slice(0, 4) }
       t.equal(await store.create(plant), 'created')
-      t.same(await store.get(plant.id), plant, JSON.stringify(name))
+      t.same(await store.get(plant.id), plant, `name ${i} read back as written`)
       t.equal(await store.create({ ...plant }), 'replayed', 'the same text again is a replay')
     }
   })
