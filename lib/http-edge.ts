@@ -30,6 +30,12 @@ export interface EdgeLimits {
 
 export const DEFAULT_EDGE_LIMITS = { headersTimeout: 10_000, requestTimeout: 30_000, keepAliveTimeout: 72_000 }
 
+// A connection with a request in progress and no traffic either way for
+// this long is dropped: the backstop for an answer a client stopped
+// reading (the plugin's write deadline covers the common cases), well past
+// any bounded request handling.
+const IDLE_TIMEOUT = 60_000
+
 /** Node's default; the request line and headers together may not exceed it. */
 export const MAX_HEADER_SIZE = 16 * 1024
 // How often Node looks for connections past their header or request
@@ -103,6 +109,7 @@ export function edgeServerOptions (limits: EdgeLimits): FastifyHttpOptions<Serve
   return {
     requestTimeout: limits.requestTimeout,
     keepAliveTimeout: limits.keepAliveTimeout,
+    connectionTimeout: Math.max(IDLE_TIMEOUT, limits.requestTimeout),
     http: {
       headersTimeout: limits.headersTimeout,
       connectionsCheckingInterval: CONNECTIONS_CHECK_INTERVAL,
@@ -185,9 +192,9 @@ export function guardEdge (app: FastifyInstance, limits: EdgeLimits): void {
   })
 }
 
-// Connections past the ceiling get a 503 and are closed; while at the
-// ceiling, idle kept-alive connections are closed first (as nginx reuses
-// them), at most once a second.
+// Connections past the ceiling get a 503 and are closed. The connections
+// already open, idle kept-alive ones included, keep being served: they are
+// the clients that were there first.
 function guardConnections (app: FastifyInstance, server: Server, maxConnections: number): void {
   const httpListeners = server.listeners('connection') as Array<(socket: Socket) => void>
   server.removeAllListeners('connection')
@@ -195,7 +202,7 @@ function guardConnections (app: FastifyInstance, server: Server, maxConnections:
   let open = 0
   let refusing = 0
   let refused = 0
-  let lastSweep = 0
+  let lastWarning = 0
 
   server.on('connection', (socket: Socket) => {
     if (open < maxConnections) {
@@ -207,11 +214,10 @@ function guardConnections (app: FastifyInstance, server: Server, maxConnections:
     socket.on('error', () => {})
     refused++
     const now = Date.now()
-    if (now - lastSweep >= 1000) {
-      lastSweep = now
+    if (now - lastWarning >= 1000) {
+      lastWarning = now
       app.log.warn({ maxConnections, refused }, 'at the connection limit: refusing connections')
       refused = 0
-      server.closeIdleConnections()
     }
     if (refusing >= MAX_REFUSING) {
       socket.destroy()

@@ -9,6 +9,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 
 /** How long a closing connection's late bytes are read and dropped before it is destroyed. */
 export const LINGER_MS = 2000
+/** How many of them, at most: a client that keeps sending is not listening. */
+export const LINGER_BYTES = 1024 * 1024
 
 /** Whether the request has body bytes that nobody has read (yet). */
 export function hasUnreadBody (request: IncomingMessage): boolean {
@@ -22,9 +24,10 @@ const staged = new WeakSet<Socket>()
 /**
  * Once Node ends the socket after an answer marked `Connection: close`, it
  * is half-closed (the answer, then FIN), what still arrives is read and
- * dropped for at most LINGER_MS, and only then is it destroyed (RFC 9112
- * §9.6). Destroying it at once would reset it while the client is still
- * sending, and the client would often never read the answer.
+ * dropped for at most LINGER_MS and LINGER_BYTES, and only then is it
+ * destroyed (RFC 9112 §9.6). Destroying it at once would reset it while the
+ * client is still sending, and the client would often never read the
+ * answer.
  */
 export function closeInStages (socket: Socket | null | undefined): void {
   // Node calls destroySoon() for the last answer of a connection; the
@@ -33,15 +36,20 @@ export function closeInStages (socket: Socket | null | undefined): void {
   staged.add(socket)
   socket.destroySoon = function lingeringClose (this: Socket) {
     this.end()
-    const timer = setTimeout(() => this.destroy(), LINGER_MS).unref()
-    this.once('close', () => clearTimeout(timer))
+    const started = Date.now()
+    const read = this.bytesRead
+    // (Node's HTTP parser reads this socket itself: no 'data' events to count.)
+    const check = setInterval(() => {
+      if (Date.now() - started >= LINGER_MS || this.bytesRead - read > LINGER_BYTES) this.destroy()
+    }, 50).unref()
+    this.once('close', () => clearInterval(check))
   }
 }
 
 export interface AnswerFlowOptions {
   /** Requests one connection may have waiting behind its current answer; past it, the connection is dropped. */
   maxPipelined: number
-  /** Milliseconds a large answer may take to leave the socket once written; past it, the connection is dropped. */
+  /** Milliseconds a client may take to read an answer that does not fit the socket buffer; past it, the connection is dropped. */
   writeTimeout: number
 }
 
@@ -51,18 +59,6 @@ const waiting = new WeakMap<Socket, number>()
 function whenDrained (socket: Socket, go: () => void): void {
   if (socket.writableLength <= socket.writableHighWaterMark) go()
   else socket.once('drain', go)
-}
-
-function armWriteDeadline (socket: Socket, writeTimeout: number): void {
-  if (socket.writableLength === 0 || socket.destroyed) return
-  const timer = setTimeout(() => socket.destroy(), writeTimeout).unref()
-  const clear = () => {
-    clearTimeout(timer)
-    socket.off('drain', clear)
-    socket.off('close', clear)
-  }
-  socket.once('drain', clear)
-  socket.once('close', clear)
 }
 
 /**
@@ -97,12 +93,22 @@ export function createAnswerFlow ({ maxPipelined, writeTimeout }: AnswerFlowOpti
       })
     },
 
-    /** In onSend: an answer the socket buffer cannot hold must be read in time. */
+    /**
+     * In onSend: an answer that will not fit at once (larger than the socket
+     * buffer, or behind data the client has not read) must be taken by the
+     * client within `writeTimeout`, or the connection is dropped. (Node's
+     * 'finish' comes only once the last byte went to the kernel.)
+     */
     limitWrite (request: FastifyRequest, reply: FastifyReply, payload: unknown): void {
       const socket = request.raw.socket as Socket | null
+      if (!socket || typeof socket.destroySoon !== 'function') return
       const size = typeof payload === 'string' || Buffer.isBuffer(payload) ? payload.length : 0
-      if (!socket || size <= socket.writableHighWaterMark || typeof socket.destroySoon !== 'function') return
-      reply.raw.once('finish', () => armWriteDeadline(socket, writeTimeout))
+      if (size <= socket.writableHighWaterMark && socket.writableLength === 0) return
+      const deadline = setTimeout(() => {
+        request.log.info({ writeTimeout }, 'the client did not read its answer in time: connection dropped')
+        socket.destroy()
+      }, writeTimeout).unref()
+      reply.raw.once('close', () => clearTimeout(deadline))
     }
   }
 }

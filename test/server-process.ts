@@ -25,12 +25,17 @@ export interface RunOptions {
   /** Run as this user (and group): permissions bind everyone but root. */
   uid?: number
   gid?: number
+  /** The process's file-descriptor limit (`ulimit -n`). */
+  descriptors?: number
 }
 
-export function run (env: NodeJS.ProcessEnv, { cwd, args = [], uid, gid }: RunOptions = {}) {
+export function run (env: NodeJS.ProcessEnv, { cwd, args = [], uid, gid, descriptors }: RunOptions = {}) {
   // tap's coverage hook, which it adds to every child, writes files of the
   // tap process's user: another user's process runs without it.
-  const [command, ...prefix] = uid === undefined ? [process.execPath] : ['/usr/bin/env', '-u', 'NODE_OPTIONS', process.execPath]
+  let argv: string[] = uid === undefined ? [process.execPath] : ['/usr/bin/env', '-u', 'NODE_OPTIONS', process.execPath]
+  // The shell sets the limit, then becomes the server (same pid).
+  if (descriptors !== undefined) argv = ['/bin/sh', '-c', `ulimit -n ${descriptors} && exec "$0" "$@"`, ...argv]
+  const [command, ...prefix] = argv
   const child = spawn(command!, [...prefix, SERVER, ...args], {
     cwd,
     env: { PATH: process.env.PATH, PORT: '0', DATABASE_URL: 'memory:', ...env },
