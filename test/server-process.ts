@@ -22,25 +22,18 @@ export interface Running {
 export interface RunOptions {
   cwd?: string
   args?: string[]
-  /** Run as this user (and group): permissions bind everyone but root. */
-  uid?: number
-  gid?: number
   /** The process's file-descriptor limit (`ulimit -n`). */
   descriptors?: number
 }
 
-export function run (env: NodeJS.ProcessEnv, { cwd, args = [], uid, gid, descriptors }: RunOptions = {}) {
-  // tap's coverage hook, which it adds to every child, writes files of the
-  // tap process's user: another user's process runs without it.
-  let argv: string[] = uid === undefined ? [process.execPath] : ['/usr/bin/env', '-u', 'NODE_OPTIONS', process.execPath]
+export function run (env: NodeJS.ProcessEnv, { cwd, args = [], descriptors }: RunOptions = {}) {
   // The shell sets the limit, then becomes the server (same pid).
-  if (descriptors !== undefined) argv = ['/bin/sh', '-c', `ulimit -n ${descriptors} && exec "$0" "$@"`, ...argv]
-  const [command, ...prefix] = argv
+  const [command, ...prefix] = descriptors === undefined
+    ? [process.execPath]
+    : ['/bin/sh', '-c', `ulimit -n ${descriptors} && exec "$0" "$@"`, process.execPath]
   const child = spawn(command!, [...prefix, SERVER, ...args], {
     cwd,
-    env: { PATH: process.env.PATH, PORT: '0', DATABASE_URL: 'memory:', ...env },
-    ...(uid !== undefined && { uid }),
-    ...(gid !== undefined && { gid })
+    env: { PATH: process.env.PATH, PORT: '0', DATABASE_URL: 'memory:', ...env }
   })
   let stdout = ''
   let stderr = ''

@@ -41,6 +41,10 @@ try {
   db = new DatabaseSync(path)
   configureSqlite(db, { writer: true }, pragmas)
   migrateSqlite(db)
+  // A file SQLite could only open read-only still opens, and even begins
+  // transactions: a write that changes nothing proves it can be written.
+  const { user_version: version } = db.prepare('PRAGMA user_version').get() as { user_version: number }
+  db.exec(`PRAGMA user_version = ${version}`)
   file = new FileIdentity(path)
 } catch (err) {
   port.postMessage({ type: 'failed', error: describe(err) } satisfies WriterMessage)
