@@ -139,9 +139,15 @@ t.test('the edge of a real server', async (t) => {
     t.match(welcome.received(), /HTTP\/1.1 200 OK[\s\S]*\{"name":"Fern"\}$/)
   })
 
-  t.test('a token-less upload of 500 MiB: the 401 is read, the connection closed in stages', async (t) => {
+  // Refused before a byte of the body is read: no token, the wrong type,
+  // a declared length past the limit.
+  for (const [status, headers] of [
+    [401, 'Content-Type: application/json\r\n'],
+    [415, `${auth}Content-Type: text/plain\r\n`],
+    [413, `${auth}Content-Type: application/json\r\n`]
+  ] as const) t.test(`an upload of 500 MiB refused with ${status}: the answer is read, the connection closed in stages`, async (t) => {
     const uploader = open(t, server.url, { allowHalfOpen: true })
-    uploader.socket.write('POST /plants HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 524288000\r\n\r\n')
+    uploader.socket.write(`POST /plants HTTP/1.1\r\nHost: x\r\n${headers}Content-Length: 524288000\r\n\r\n`)
     const chunk = Buffer.alloc(64 * 1024, 0x20)
     let written = 0
     let finReceived = false
@@ -161,7 +167,7 @@ t.test('the edge of a real server', async (t) => {
     })
     t.ok(finReceived, 'the server half-closed first (FIN after the answer)')
     const answer = answers(uploader.received())[0]
-    assertError(t, answer, 401)
+    assertError(t, answer, status)
     t.equal(answer?.headers.connection, 'close')
     t.ok(closedAfter < 2000 + 2500, `destroyed ${closedAfter} ms later (2 s of lingering)`)
     t.comment(`the client wrote ${(written / 1024 / 1024).toFixed(1)} MiB before the connection was gone`)
