@@ -46,6 +46,13 @@ export function storeSuite (t: Test, open: (t: Test) => Promise<PlantStore>): vo
     await store.create({ id: 6n, name: 'Fern', tag: '' })
     t.same(await store.get(6n), { id: 6n, name: 'Fern', tag: '' })
     t.equal(await store.create({ id: 6n, name: 'Fern' }), 'conflict')
+    t.equal(await store.create({ id: 6n, name: 'Fern', tag: undefined }), 'conflict')
+    t.equal(await store.create({ id: 6n, name: 'Fern', tag: '' }), 'replayed')
+    await store.create({ id: 7n, name: 'Ivy', tag: undefined })
+    t.same(await store.get(7n), { id: 7n, name: 'Ivy' }, 'a tag given as undefined is no tag')
+    t.notOk('tag' in (await store.get(7n))!)
+    t.equal(await store.create({ id: 7n, name: 'Ivy' }), 'replayed', 'and a create without one replays it')
+    t.equal(await store.create({ id: 7n, name: 'Ivy', tag: '' }), 'conflict', 'while the empty tag is another plant')
   })
 
   t.test('int64 ids at the edges of the range', async (t) => {

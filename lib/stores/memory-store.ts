@@ -1,4 +1,4 @@
-import { samePlant } from './plant-store.ts'
+import { outcomeOver, plantOf } from './plant-store.ts'
 import type { CreateOutcome, ListOptions, PlantStore, StoredPlant } from './plant-store.ts'
 
 /** Keeps plants in the process: fast, and gone when the process ends. */
@@ -23,9 +23,9 @@ export class MemoryStore implements PlantStore {
 
   async create (plant: StoredPlant): Promise<CreateOutcome> {
     const existing = this.#plants.get(plant.id)
-    if (existing !== undefined) return samePlant(existing, plant) ? 'replayed' : 'conflict'
+    if (existing !== undefined) return outcomeOver(existing, plant)
     // A copy, so that the caller cannot change what is stored.
-    this.#plants.set(plant.id, { ...plant })
+    this.#plants.set(plant.id, plantOf(plant.id, plant.name, plant.tag))
     // Ids often arrive in ascending order: appending is the common case.
     const last = this.#ids.at(-1)
     if (last === undefined || last < plant.id) this.#ids.push(plant.id)

@@ -32,7 +32,22 @@ export interface PlantStore {
   close (): Promise<void>
 }
 
-/** Whether two plants hold the same content, so that a create is a replay. */
-export function samePlant (a: StoredPlant, b: StoredPlant): boolean {
-  return a.id === b.id && a.name === b.name && a.tag === b.tag
+/** A plant as a database row holds it: no tag is NULL there. */
+export interface PlantContent {
+  name: string
+  tag?: string | null
+}
+
+/** A stored plant as every store returns it: no `tag` property when it has none. */
+export function plantOf (id: bigint, name: string, tag: string | null | undefined): StoredPlant {
+  return tag === null || tag === undefined ? { id, name } : { id, name, tag }
+}
+
+/**
+ * What a create of `plant` did, given what is stored under its id: the one
+ * definition of "the same plant" for every store. No tag (undefined or
+ * NULL) and the empty tag differ.
+ */
+export function outcomeOver (stored: PlantContent, plant: PlantContent): 'replayed' | 'conflict' {
+  return stored.name === plant.name && (stored.tag ?? undefined) === (plant.tag ?? undefined) ? 'replayed' : 'conflict'
 }

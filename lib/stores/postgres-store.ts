@@ -4,6 +4,8 @@
 import pg from 'pg'
 import type { FastifyBaseLogger } from 'fastify'
 import { StoreUnavailableError } from '../errors.ts'
+import { migrate } from './migrations.ts'
+import { outcomeOver, plantOf } from './plant-store.ts'
 import type { CreateOutcome, ListOptions, PlantStore, StoredPlant } from './plant-store.ts'
 
 /** Applied in order; a released migration is never edited, only added to. */
@@ -55,7 +57,7 @@ interface Row { id: string, name: string, tag: string | null }
 
 function toPlant ({ id, name, tag }: Row): StoredPlant {
   // int8 arrives as text, which BigInt reads exactly.
-  return tag === null ? { id: BigInt(id), name } : { id: BigInt(id), name, tag }
+  return plantOf(BigInt(id), name, tag)
 }
 
 export interface PostgresStoreOptions {
@@ -125,19 +127,15 @@ export class PostgresStore implements PlantStore {
   async #migrate (): Promise<void> {
     const client = await this.#pool.connect()
     try {
-      await client.query('BEGIN')
-      // Instances starting together wait here, then find the work done.
-      await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK])
-      await client.query('CREATE TABLE IF NOT EXISTS plant_store_migrations (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())')
-      const { rows } = await client.query<{ version: number }>('SELECT COALESCE(MAX(version), 0)::int AS version FROM plant_store_migrations')
-      for (let version = rows[0]!.version + 1; version <= POSTGRES_MIGRATIONS.length; version++) {
-        await client.query(POSTGRES_MIGRATIONS[version - 1]!)
-        await client.query('INSERT INTO plant_store_migrations (version) VALUES ($1)', [version])
-      }
-      await client.query('COMMIT')
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => {})
-      throw err
+      await migrate({
+        run: (sql, params) => client.query(sql, params),
+        value: async (sql) => Object.values((await client.query(sql)).rows[0] ?? {})[0]
+      }, {
+        // Instances starting together wait on the lock, then find the work done.
+        begin: ['BEGIN', `SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`],
+        createTable: 'CREATE TABLE IF NOT EXISTS plant_store_migrations (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())',
+        record: 'INSERT INTO plant_store_migrations (version) VALUES ($1)'
+      }, POSTGRES_MIGRATIONS)
     } finally {
       client.release()
     }
@@ -203,7 +201,7 @@ export class PostgresStore implements PlantStore {
       if (outcomes[i] !== undefined) return
       const row = stored.get(plant.id.toString())
       if (row === undefined) retry.push(i) // deleted since the insert: try again
-      else outcomes[i] = row.name === plant.name && row.tag === (plant.tag ?? null) ? 'replayed' : 'conflict'
+      else outcomes[i] = outcomeOver(row, plant)
     })
     if (retry.length > 0) {
       const again = await this.#createAll(retry.map((i) => plants[i]!))

@@ -3,7 +3,8 @@
 // now" rather than "wrong", and the identity of its files. Shared by the
 // writer (which migrates and writes) and the store (which reads).
 import { statSync } from 'node:fs'
-import type { DatabaseSync } from 'node:sqlite'
+import type { DatabaseSync, SQLInputValue } from 'node:sqlite'
+import { migrate } from './migrations.ts'
 
 /** Applied in order; a released migration is never edited, only added to. */
 export const SQLITE_MIGRATIONS: readonly string[] = [
@@ -18,21 +19,15 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
  * Brings the database to the latest version. BEGIN IMMEDIATE takes the write
  * lock first, so two processes starting at once apply each migration once.
  */
-export function migrateSqlite (db: DatabaseSync): void {
-  db.exec('BEGIN IMMEDIATE')
-  try {
-    db.exec('CREATE TABLE IF NOT EXISTS plant_store_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)')
-    const row = db.prepare('SELECT COALESCE(MAX(version), 0) AS version FROM plant_store_migrations').get() as { version: number }
-    const record = db.prepare("INSERT INTO plant_store_migrations (version, applied_at) VALUES (?, datetime('now'))")
-    for (let version = row.version + 1; version <= SQLITE_MIGRATIONS.length; version++) {
-      db.exec(SQLITE_MIGRATIONS[version - 1]!)
-      record.run(version)
-    }
-    db.exec('COMMIT')
-  } catch (err) {
-    if (db.isTransaction) db.exec('ROLLBACK')
-    throw err
-  }
+export async function migrateSqlite (db: DatabaseSync): Promise<void> {
+  await migrate({
+    run: (sql, params) => params ? db.prepare(sql).run(...(params as SQLInputValue[])) : db.exec(sql),
+    value: (sql) => Object.values(db.prepare(sql).get() ?? {})[0]
+  }, {
+    begin: ['BEGIN IMMEDIATE'],
+    createTable: 'CREATE TABLE IF NOT EXISTS plant_store_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)',
+    record: "INSERT INTO plant_store_migrations (version, applied_at) VALUES (?, datetime('now'))"
+  }, SQLITE_MIGRATIONS)
 }
 
 /**

@@ -14,6 +14,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import { DatabasePathError, StoreUnavailableError } from '../errors.ts'
 import { FILE_REPLACED, FILE_REPLACED_MESSAGE, FileIdentity, configureSqlite, needsNewConnection, unavailableReason } from './sqlite-schema.ts'
 import type { Write, WriteError, WriteReply, WriteRequest, WriterData, WriterMessage } from './sqlite-writer.ts'
+import { plantOf } from './plant-store.ts'
 import type { CreateOutcome, ListOptions, PlantStore, StoredPlant } from './plant-store.ts'
 
 // From the sources the writer is sqlite-writer.ts, from dist sqlite-writer.js.
@@ -34,7 +35,7 @@ function toStoreError (error: WriteError): Error {
 interface Row { id: bigint, name: string, tag: string | null }
 
 function toPlant ({ id, name, tag }: Row): StoredPlant {
-  return tag === null ? { id, name } : { id, name, tag }
+  return plantOf(id, name, tag)
 }
 
 interface Reader {

@@ -6,7 +6,8 @@
 import { DatabaseSync } from 'node:sqlite'
 import { parentPort, workerData } from 'node:worker_threads'
 import { FILE_REPLACED, FILE_REPLACED_MESSAGE, FileIdentity, configureSqlite, migrateSqlite, needsNewConnection } from './sqlite-schema.ts'
-import type { CreateOutcome, StoredPlant } from './plant-store.ts'
+import { outcomeOver } from './plant-store.ts'
+import type { CreateOutcome, PlantContent, StoredPlant } from './plant-store.ts'
 
 export type Write = { op: 'create', plant: StoredPlant } | { op: 'delete', id: bigint }
 export type WriteRequest = Write & { seq: number }
@@ -40,7 +41,7 @@ let file: FileIdentity
 try {
   db = new DatabaseSync(path)
   configureSqlite(db, { writer: true }, pragmas)
-  migrateSqlite(db)
+  await migrateSqlite(db)
   // A file SQLite could only open read-only still opens, and even begins
   // transactions: a write that changes nothing proves it can be written.
   const { user_version: version } = db.prepare('PRAGMA user_version').get() as { user_version: number }
@@ -58,8 +59,7 @@ let commits = 0
 
 function create (plant: StoredPlant): CreateOutcome {
   if (insert.run(plant.id, plant.name, plant.tag ?? null).changes === 1) return 'created'
-  const existing = select.get(plant.id) as { name: string, tag: string | null }
-  return existing.name === plant.name && (existing.tag ?? undefined) === plant.tag ? 'replayed' : 'conflict'
+  return outcomeOver(select.get(plant.id) as unknown as PlantContent, plant)
 }
 
 function apply (request: WriteRequest): CreateOutcome | boolean {
