@@ -19,6 +19,7 @@ const MAX_DIGITS = 19
 
 /** A decimal integer as a path or query carries it: digits, optional minus. */
 const DIGITS = /^-?\d+$/
+const ZERO = 0x30
 /** An integer literal short enough to be in range whatever its digits. */
 const SHORT_INTEGER = /^-?(?:0|[1-9]\d{0,17})$/
 /** A JSON number token, in parts: sign, integer digits, fraction, exponent. */
@@ -53,15 +54,21 @@ export function int64FromJsonNumber (token: string): bigint | undefined {
   const parts = JSON_NUMBER.exec(token)
   if (parts === null) return undefined
   const [, sign, whole, fraction = '', exponent = '0'] = parts as unknown as [string, string, string, string?, string?]
-  let digits = (whole + fraction).replace(/^0+/, '')
-  if (digits === '') return 0n
-  // An exponent of more than six digits makes a value far outside the range.
-  if (exponent.replace(/^[+-]?0*/, '').length > 6) return undefined
-  const significant = digits.replace(/0+$/, '')
-  const scale = Number(exponent) - fraction.length + (digits.length - significant.length)
-  digits = significant
-  if (scale < 0 || digits.length + scale > MAX_DIGITS) return undefined
-  const magnitude = BigInt(digits) * 10n ** BigInt(scale)
+  // The significant digits, found by walking in from both ends (a regex
+  // such as /0+$/ backtracks quadratically on a long run of inner zeros).
+  const digits = whole + fraction
+  let first = 0
+  while (first < digits.length && digits.charCodeAt(first) === ZERO) first++
+  if (first === digits.length) return 0n
+  let last = digits.length - 1
+  while (digits.charCodeAt(last) === ZERO) last--
+  // An exponent past 15 digits would need more digits than a body can hold
+  // to bring the value back into the range; up to 15, Number is exact.
+  if (exponent.replace(/^[+-]?0*/, '').length > 15) return undefined
+  const significant = last - first + 1
+  const scale = Number(exponent) - fraction.length + (digits.length - 1 - last)
+  if (scale < 0 || significant + scale > MAX_DIGITS) return undefined
+  const magnitude = BigInt(digits.slice(first, last + 1)) * 10n ** BigInt(scale)
   return inRange(sign === '-' ? -magnitude : magnitude)
 }
 
