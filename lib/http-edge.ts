@@ -87,6 +87,20 @@ function answerAndClose (socket: Socket, answer: string): void {
   socket.once('close', () => clearTimeout(timer))
 }
 
+const refusing = new WeakSet<Socket>()
+
+// Calls `then` once the answers to the complete requests before the bad
+// one are written (or never, if the connection closes first); at once
+// when the answer under way is the bad request's own.
+function afterAnswersInFlight (socket: Socket, then: () => void): void {
+  // Node's own record of the answer it is writing (the queue follows).
+  const current = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage
+  if (current === null || current === undefined || !current.req.complete) return then()
+  current.once('close', () => {
+    if (!socket.destroyed) afterAnswersInFlight(socket, then)
+  })
+}
+
 function clientErrorAnswer (error: NodeJS.ErrnoException & { reason?: string }, limits: EdgeLimits): EdgeError | undefined {
   switch (error.code) {
     case 'ECONNRESET':
@@ -122,15 +136,25 @@ export function edgeServerOptions (limits: EdgeLimits): FastifyHttpOptions<Serve
     routerOptions: { maxParamLength: MAX_HEADER_SIZE },
     clientErrorHandler (this: FastifyInstance, error: Error, socket: Socket) {
       const answer = clientErrorAnswer(error as NodeJS.ErrnoException, limits)
-      // An answer already under way on this connection must not be
-      // corrupted by another one: then the connection just ends (Node's rule).
-      const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage
-      if (answer === undefined || !socket.writable || inFlight?.headersSent) {
+      if (answer === undefined || !socket.writable) {
         socket.destroy()
         return
       }
+      // (Node reports every later parse error of the connection too.)
+      if (refusing.has(socket)) return
+      refusing.add(socket)
       this.log.info({ code: (error as NodeJS.ErrnoException).code, status: answer.statusCode }, answer.message)
-      answerAndClose(socket, rawAnswer(answer))
+      // Requests before the bad one, pipelined on this connection, get
+      // their own answers first: a client matches answers to requests in
+      // order, and must not take this one for theirs (a create it was
+      // refused, yet stored). Node stops reading the connection meanwhile.
+      afterAnswersInFlight(socket, () => {
+        // An answer already begun must not be corrupted by another one:
+        // then the connection just ends (Node's own rule).
+        const begun = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage?.headersSent
+        if (socket.writable && !begun) answerAndClose(socket, rawAnswer(answer))
+        else socket.destroy()
+      })
     },
     frameworkErrors (error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
       const answer = error.code === 'FST_ERR_BAD_URL'

@@ -122,6 +122,19 @@ t.test('the edge of a real server', async (t) => {
     }
   })
 
+  t.test('a bad request pipelined behind a create: the create gets its own answer first', async (t) => {
+    for (const [tail, status] of [['GARBAGE\r\n\r\n', 400], [`GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431]] as const) {
+      const body = `{"id":${status},"name":"piped"}`
+      const client = open(t, server.url)
+      client.socket.write(`POST /plants HTTP/1.1\r\nHost: x\r\n${auth}Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}${tail}`)
+      await client.closed
+      const [created, refused] = answers(client.received())
+      t.equal(created?.status, 200, 'the create is answered 200: it was stored')
+      t.equal(created?.body, '{"name":"piped"}')
+      assertError(t, refused, status)
+    }
+  })
+
   t.test('Expect: 100-continue: no 100 before authentication, then 100 and the answer', async (t) => {
     const refused = open(t, server.url)
     refused.socket.write('POST /plants HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 25\r\nExpect: 100-continue\r\n\r\n')
