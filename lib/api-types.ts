@@ -150,7 +150,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The database cannot be reached or is full; nothing was changed */
+        /** @description The service cannot take the request now (its database is unreachable, full or read-only, it is overloaded, or at its limit of connections or memory held for requests); nothing was changed */
         Unavailable: {
             headers: {
                 /** @description Seconds to wait before trying again */
@@ -277,6 +277,7 @@ export interface operations {
             417: components["responses"]["ExpectationFailed"];
             431: components["responses"]["HeadersTooLarge"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getReadiness: {

@@ -27,6 +27,7 @@ export interface Config {
   requestTimeout: number
   keepAliveTimeout: number
   writeTimeout: number
+  maxHeldMb: number
 }
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
@@ -52,7 +53,8 @@ export const ENV_SCHEMA = {
     HEADERS_TIMEOUT: { type: 'integer', minimum: 1, default: 10_000, description: 'Milliseconds a client has to send the request line and headers (408 after)' },
     REQUEST_TIMEOUT: { type: 'integer', minimum: 1, default: 30_000, description: 'Milliseconds a client has to send the whole request, body included (408 after)' },
     KEEP_ALIVE_TIMEOUT: { type: 'integer', minimum: 1, default: 72_000, description: 'Milliseconds an idle kept-alive connection stays open' },
-    WRITE_TIMEOUT: { type: 'integer', minimum: 1, default: 30_000, description: 'Milliseconds a client has to read an answer once it is written; then the connection is closed' }
+    WRITE_TIMEOUT: { type: 'integer', minimum: 1, default: 30_000, description: 'Milliseconds a client has to read an answer once it is written; then the connection is closed' },
+    MAX_HELD_MB: { type: 'integer', minimum: 1, default: 256, description: 'Memory (MB) the service may hold in all for request bodies being read and answers being written slowly; past it, requests get 503' }
   }
 } as const
 
@@ -84,6 +86,7 @@ interface RawEnv {
   REQUEST_TIMEOUT: number
   KEEP_ALIVE_TIMEOUT: number
   WRITE_TIMEOUT: number
+  MAX_HELD_MB: number
 }
 
 export function loadConfig (env: NodeJS.ProcessEnv): Config {
@@ -126,7 +129,8 @@ export function loadConfig (env: NodeJS.ProcessEnv): Config {
     headersTimeout: raw.HEADERS_TIMEOUT,
     requestTimeout: raw.REQUEST_TIMEOUT,
     keepAliveTimeout: raw.KEEP_ALIVE_TIMEOUT,
-    writeTimeout: raw.WRITE_TIMEOUT
+    writeTimeout: raw.WRITE_TIMEOUT,
+    maxHeldMb: raw.MAX_HELD_MB
   }
 }
 

@@ -39,6 +39,19 @@ export const UnsupportedMediaTypeError = createError<[string]>(
 export const UnsupportedCharsetError = createError<[string]>(
   'PLANT_STORE_UNSUPPORTED_CHARSET', 'Unsupported charset "%s": send the body as UTF-8 (charset=utf-8, or no charset)', 415)
 
+export const UnsupportedEncodingError = createError<[string]>(
+  'PLANT_STORE_UNSUPPORTED_ENCODING', 'Unsupported Content-Encoding "%s": send the body unencoded', 415)
+
+export const DuplicateHeaderError = createError<[string]>(
+  'PLANT_STORE_DUPLICATE_HEADER', 'The request has more than one %s header', 400)
+
+/**
+ * The memory the service may hold for requests and answers in progress is
+ * taken: bodies arriving or answers leaving slowly on many connections.
+ */
+export const BusyError = createError(
+  'PLANT_STORE_BUSY', 'The service is holding all the memory it may for requests in progress; nothing was changed, retry shortly', 503)
+
 export const PayloadTooLargeError = createError<[number]>(
   'PLANT_STORE_PAYLOAD_TOO_LARGE', 'The request body is larger than the limit of %s bytes', 413)
 

@@ -12,7 +12,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyError, FastifyHttpOptions, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import {
-  BadHttpRequestError, BadUrlError, ExpectationFailedError, HeadersTooLargeError, MissingHostError,
+  BadHttpRequestError, BadUrlError, DuplicateHeaderError, ExpectationFailedError, HeadersTooLargeError, MissingHostError,
   RETRY_AFTER_SECONDS, RequestTimeoutError, TooManyConnectionsError, clip
 } from './errors.ts'
 import { LINGER_MS, closeInStages, hasUnreadBody } from './socket-bounds.ts'
@@ -175,6 +175,13 @@ export function edgeServerOptions (limits: EdgeLimits): FastifyHttpOptions<Serve
   }
 }
 
+function hostCount (request: IncomingMessage): number {
+  let count = 0
+  const raw = request.rawHeaders
+  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === 4 && raw[i]!.toLowerCase() === 'host') count++
+  return count
+}
+
 /** Requests whose `Expect: 100-continue` waits until their body is wanted (the plugin sends it). */
 export const awaitingContinue = new WeakSet<IncomingMessage>()
 
@@ -204,15 +211,22 @@ export function guardEdge (app: FastifyInstance, limits: EdgeLimits): void {
     }).end(body)
   })
 
+  // A CONNECT request (a tunnel through a proxy) has no route here.
+  server.on('connect', (_request: IncomingMessage, socket: Socket) => {
+    socket.on('error', () => {})
+    answerAndClose(socket, rawAnswer(new BadHttpRequestError('CONNECT is not served: this server is no proxy')))
+  })
+
   app.addHook('onRequest', (request, reply, done) => {
-    // RFC 9112 §3.2: an HTTP/1.1 request without Host is a 400. (This hook
-    // runs before the plugin's, which would otherwise name the request.)
-    if (request.raw.httpVersion === '1.1' && request.headers.host === undefined) {
-      reply.header('x-request-id', request.id)
-      done(new MissingHostError())
-    } else {
-      done()
-    }
+    // RFC 9112 §3.2: an HTTP/1.1 request without Host, or with more than
+    // one, is a 400. (This hook runs before the plugin's, which would
+    // otherwise name the request.)
+    const error = request.raw.httpVersion === '1.1' && request.headers.host === undefined
+      ? new MissingHostError()
+      : hostCount(request.raw) > 1 ? new DuplicateHeaderError('Host') : undefined
+    if (error === undefined) return done()
+    reply.header('x-request-id', request.id)
+    done(error)
   })
 }
 

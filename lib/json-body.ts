@@ -8,9 +8,10 @@ import getRawBody from 'raw-body'
 import secureJson from 'secure-json-parse'
 import type { FastifyRequest } from 'fastify'
 import {
-  BodyIncompleteError, BodyNestedTooDeepError, InvalidJsonError, InvalidUtf8Error,
-  PayloadTooLargeError, UnsupportedCharsetError, UnsupportedMediaTypeError, clip
+  BodyIncompleteError, BodyNestedTooDeepError, BusyError, DuplicateHeaderError, InvalidJsonError, InvalidUtf8Error,
+  PayloadTooLargeError, UnsupportedCharsetError, UnsupportedEncodingError, UnsupportedMediaTypeError, clip
 } from './errors.ts'
+import type { MemoryBudget } from './socket-bounds.ts'
 import { NOT_AN_INT64, int64FromJsonNumber } from './int64.ts'
 
 // fast-content-type-parse is CommonJS; its named export arrives on the default.
@@ -128,41 +129,73 @@ export interface BodyParserOptions {
   bodyLimit: number
   /** The int64 members of the body an operation takes. */
   int64Members: (request: FastifyRequest) => ReadonlySet<string>
+  /** What bodies being read may hold in all, with the answers being written. */
+  memory: MemoryBudget
 }
 
 type Done = (err: Error | null, body?: unknown) => void
 
+function count (request: FastifyRequest, header: string): number {
+  let found = 0
+  const raw = request.raw.rawHeaders
+  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === header.length && raw[i]!.toLowerCase() === header) found++
+  return found
+}
+
 /**
- * The content-type parser for every media type. An operation that takes no
- * body gets none: its body, if any, is left unread (the answer then closes
- * the connection). Otherwise only UTF-8 JSON is read, and refused before a
- * byte of it is read when its type, charset or declared length is wrong.
+ * Bodies of the operations that take one: UTF-8 JSON only, read within the
+ * limit. An operation that takes no body gets none: its body, if any, is
+ * left unread (the answer then closes the connection).
  */
-export function createBodyParser ({ bodyLimit, int64Members }: BodyParserOptions) {
-  return function parseBody (request: FastifyRequest, payload: NodeJS.ReadableStream, done: Done): void {
-    if (!takesBody(request)) return done(null, undefined)
-    const header = request.headers['content-type'] ?? ''
-    let mediaType
-    try {
-      mediaType = parseContentType(header)
-    } catch {
-      return done(new UnsupportedMediaTypeError(clip(header)))
-    }
-    if (mediaType.type !== 'application/json') return done(new UnsupportedMediaTypeError(clip(header)))
-    if (!isUtf8(mediaType.parameters.charset)) return done(new UnsupportedCharsetError(clip(mediaType.parameters.charset ?? '')))
-    getRawBody(payload, { length: request.headers['content-length'], limit: bodyLimit }, (err, buffer) => {
-      if (err) return done(err.type === 'entity.too.large' ? new PayloadTooLargeError(bodyLimit) : new BodyIncompleteError())
-      let text: string
+export function createBodyParser ({ bodyLimit, int64Members, memory }: BodyParserOptions) {
+  return {
+    /**
+     * For preParsing: why the body will not be read, if it will not, known
+     * before the client sends a byte of it (and before a 100 Continue).
+     */
+    refusal (request: FastifyRequest): Error | undefined {
+      const header = request.headers['content-type']
+      const length = request.headers['content-length']
+      const hasBody = request.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0')
+      if (!takesBody(request) || (header === undefined && !hasBody)) return undefined
+      if (count(request, 'content-type') > 1) return new DuplicateHeaderError('Content-Type')
+      let mediaType
       try {
-        text = utf8.decode(buffer)
+        mediaType = parseContentType(header ?? '')
       } catch {
-        return done(new InvalidUtf8Error())
+        return new UnsupportedMediaTypeError(clip(header ?? ''))
       }
-      try {
-        done(null, parseJsonBody(text, int64Members(request)))
-      } catch (parseError) {
-        done(parseError as Error)
-      }
-    })
+      if (mediaType.type !== 'application/json') return new UnsupportedMediaTypeError(clip(header ?? ''))
+      if (!isUtf8(mediaType.parameters.charset)) return new UnsupportedCharsetError(clip(mediaType.parameters.charset ?? ''))
+      const encoding = request.headers['content-encoding']
+      if (encoding !== undefined && !/^\s*identity\s*$/i.test(encoding)) return new UnsupportedEncodingError(clip(encoding))
+      if (Number(length) > bodyLimit) return new PayloadTooLargeError(bodyLimit)
+      return undefined
+    },
+
+    /** The content-type parser: reads and parses what `refusal` let through. */
+    parse (request: FastifyRequest, payload: NodeJS.ReadableStream, done: Done): void {
+      if (!takesBody(request)) return done(null, undefined)
+      // What the body may take is held from the start, so that bodies read
+      // slowly by many connections cannot add up past the budget.
+      const length = request.headers['content-length']
+      const held = length === undefined ? bodyLimit : Math.min(Number(length), bodyLimit)
+      if (!memory.reserve(held)) return done(new BusyError())
+      getRawBody(payload, { length, limit: bodyLimit }, (err, buffer) => {
+        memory.release(held)
+        if (err) return done(err.type === 'entity.too.large' ? new PayloadTooLargeError(bodyLimit) : new BodyIncompleteError())
+        let text: string
+        try {
+          text = utf8.decode(buffer)
+        } catch {
+          return done(new InvalidUtf8Error())
+        }
+        try {
+          done(null, parseJsonBody(text, int64Members(request)))
+        } catch (parseError) {
+          done(parseError as Error)
+        }
+      })
+    }
   }
 }

@@ -23,6 +23,16 @@ export interface OverloadLimits {
 
 const RESOLUTION_MS = 10
 
+/**
+ * Resident memory past the limit is an overload while at least half of the
+ * limit is memory in use (the V8 heap and external buffers). Memory a burst
+ * used and freed stays resident (allocators rarely give it back) but is
+ * reused: counting it would keep the service refusing long after the burst.
+ */
+export function rssOverloaded (rss: number, inUse: number, maxRssBytes: number): boolean {
+  return rss > maxRssBytes && inUse > maxRssBytes / 2
+}
+
 export class Lifecycle {
   readonly #limits: Required<OverloadLimits>
   readonly #histogram: ReturnType<typeof monitorEventLoopDelay> | undefined
@@ -57,15 +67,16 @@ export class Lifecycle {
       this.#histogram.reset()
       if (Number.isNaN(delay) || delay > maxEventLoopDelay) overload = 'event-loop delay'
     }
+    const heap = getHeapStatistics()
     if (maxRssBytes > 0) {
       try {
         this.#rss = process.memoryUsage.rss()
       } catch {
         // EMFILE: no descriptor to read /proc with. The last sample stands.
       }
-      if (this.#rss > maxRssBytes) overload ??= 'resident memory'
+      if (rssOverloaded(this.#rss, heap.used_heap_size + heap.external_memory, maxRssBytes)) overload ??= 'resident memory'
     }
-    if (maxHeapUsedBytes > 0 && getHeapStatistics().used_heap_size > maxHeapUsedBytes) overload ??= 'heap'
+    if (maxHeapUsedBytes > 0 && heap.used_heap_size > maxHeapUsedBytes) overload ??= 'heap'
     this.#overload = overload
   }
 

@@ -11,14 +11,14 @@ import { createAuthHook, createTokenCheck } from './auth.ts'
 import type { FailureLimit } from './auth.ts'
 import { docs } from './docs.ts'
 import { createErrorHandler, createNotFoundHandler } from './error-handler.ts'
-import { NoTokensError, NotReadyError } from './errors.ts'
+import { BusyError, NoTokensError, NotReadyError, RETRY_AFTER_SECONDS } from './errors.ts'
 import { awaitingContinue } from './http-edge.ts'
 import { createBodyParser, takesBody } from './json-body.ts'
 import { Lifecycle } from './lifecycle.ts'
 import type { OverloadLimits } from './lifecycle.ts'
 import { createOperationResolver } from './operations.ts'
 import { RouteFacts } from './route-facts.ts'
-import { closeInStages, createAnswerFlow, hasUnreadBody } from './socket-bounds.ts'
+import { MemoryBudget, closeInStages, createAnswerFlow, hasUnreadBody } from './socket-bounds.ts'
 import { loadSpec } from './spec.ts'
 import { DEFAULT_DATABASE_URL, openStore } from './stores/open-store.ts'
 import type { PlantStore } from './stores/plant-store.ts'
@@ -62,6 +62,12 @@ export interface PlantStoreOptions {
   writeTimeout?: number
   /** Requests one connection may pipeline before it is closed. Default 32. */
   maxPipelined?: number
+  /**
+   * Bytes the plugin may hold in all for bodies being read and answers
+   * being written slowly, whatever the number of connections; past it,
+   * requests get 503. Default 256 MiB.
+   */
+  maxHeldBytes?: number
 }
 
 export const DEFAULT_AUTH_FAILURE_LIMIT: FailureLimit = { max: 10, timeWindow: 60_000 }
@@ -69,6 +75,7 @@ export const DEFAULT_AUTH_FAILURE_LIMIT: FailureLimit = { max: 10, timeWindow: 6
 export const DEFAULT_BODY_LIMIT = 1024 * 1024
 export const DEFAULT_WRITE_TIMEOUT = 30_000
 export const DEFAULT_MAX_PIPELINED = 32
+export const DEFAULT_MAX_HELD_BYTES = 256 * 1024 * 1024
 
 const plantStore: FastifyPluginAsync<PlantStoreOptions> = async function plantStore (fastify, options) {
   const tokens = (options.tokens ?? []).filter((token) => token.length > 0)
@@ -94,9 +101,16 @@ const plantStore: FastifyPluginAsync<PlantStoreOptions> = async function plantSt
   const routes = new RouteFacts(corsOn ? ['OPTIONS'] : [])
   fastify.addHook('onRoute', routes.onRoute)
 
+  const memory = new MemoryBudget(options.maxHeldBytes ?? DEFAULT_MAX_HELD_BYTES)
   const answers = createAnswerFlow({
     maxPipelined: options.maxPipelined ?? DEFAULT_MAX_PIPELINED,
-    writeTimeout: options.writeTimeout ?? DEFAULT_WRITE_TIMEOUT
+    writeTimeout: options.writeTimeout ?? DEFAULT_WRITE_TIMEOUT,
+    memory
+  })
+  const bodies = createBodyParser({
+    bodyLimit,
+    int64Members: (request) => RouteFacts.int64Members(request.routeOptions.config),
+    memory
   })
   // (One hook rather than four: each hook costs every request.)
   fastify.addHook('onRequest', (request, reply, done) => {
@@ -107,7 +121,7 @@ const plantStore: FastifyPluginAsync<PlantStoreOptions> = async function plantSt
     // content type: without the header Fastify does not judge the type (a
     // malformed one would be a 415) and hands the body to the parser below,
     // which leaves it unread.
-    if (!takesBody(request)) delete request.headers['content-type']
+    if (!request.is404 && !takesBody(request)) delete request.headers['content-type']
     // A connection's answers are made one at a time, while it reads them.
     answers.awaitTurn(request, reply, () => {
       // Overloaded: the API answers 503 at once; health checks still
@@ -116,9 +130,12 @@ const plantStore: FastifyPluginAsync<PlantStoreOptions> = async function plantSt
       else done()
     })
   })
-  // A client that sent `Expect: 100-continue` sends its body only now that
-  // the request was authenticated (the server held the 100 back).
+  // Past authentication: a body that will not be read is refused before
+  // the client sends it. A client that sent `Expect: 100-continue` sends
+  // it only now (the server held the 100 back).
   fastify.addHook('preParsing', (request, reply, payload, done) => {
+    const refusal = bodies.refusal(request)
+    if (refusal !== undefined) return done(refusal)
     if (request.headers.expect !== undefined && awaitingContinue.delete(request.raw)) reply.raw.writeContinue()
     done(null, payload)
   })
@@ -133,8 +150,10 @@ const plantStore: FastifyPluginAsync<PlantStoreOptions> = async function plantSt
     } else if (lifecycle.closing) {
       reply.header('connection', 'close')
     }
-    answers.limitWrite(request, reply, payload)
-    done(null, payload)
+    if (answers.limitWrite(request, reply, payload)) return done(null, payload)
+    const { statusCode = 503, message } = new BusyError()
+    reply.code(statusCode).header('retry-after', String(RETRY_AFTER_SECONDS))
+    done(null, JSON.stringify({ error: statusCode, message }))
   })
 
   fastify.setValidatorCompiler(createValidatorCompiler())
@@ -143,14 +162,10 @@ const plantStore: FastifyPluginAsync<PlantStoreOptions> = async function plantSt
 
   // One parser for every content type: UTF-8 JSON, read within the limit,
   // for the operations that take a body; others get none.
-  const parseBody = createBodyParser({
-    bodyLimit,
-    int64Members: (request) => RouteFacts.int64Members(request.routeOptions.config)
-  })
   fastify.removeAllContentTypeParsers()
   // (Named for application/json too, which fastify-openapi-glue looks for.)
-  fastify.addContentTypeParser('application/json', parseBody)
-  fastify.addContentTypeParser('*', parseBody)
+  fastify.addContentTypeParser('application/json', bodies.parse)
+  fastify.addContentTypeParser('*', bodies.parse)
 
   // bearer-auth only decorates here; the hooks below decide what it guards.
   await fastify.register(bearerAuth, {

@@ -92,7 +92,8 @@ try {
     corsOrigins: config.corsOrigins,
     authFailureLimit: config.authFailureLimit === 0 ? false : { max: config.authFailureLimit, timeWindow: config.authFailureWindow },
     overload: { maxEventLoopDelay: config.maxEventLoopDelay, maxRssBytes: config.maxRssMb * 1024 * 1024 },
-    writeTimeout: config.writeTimeout
+    writeTimeout: config.writeTimeout,
+    maxHeldBytes: config.maxHeldMb * 1024 * 1024
   })
   await app.ready()
 } catch (err) {
@@ -107,8 +108,12 @@ closeWithGrace({ delay: config.shutdownTimeout }, async ({ signal, err }) => {
   // Connections that finish their last request after close() began would
   // stay open, idle, for the keep-alive timeout: close them as they idle.
   const sweep = setInterval(() => app.server.closeIdleConnections(), 100)
+  // Halfway to the deadline, connections still sending a request (a slow
+  // body) are cut, so that they cannot turn a clean exit into a timeout.
+  const cut = setTimeout(() => app.server.closeAllConnections(), config.shutdownTimeout / 2)
   await app.close()
   clearInterval(sweep)
+  clearTimeout(cut)
 })
 
 try {

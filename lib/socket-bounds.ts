@@ -46,11 +46,38 @@ export function closeInStages (socket: Socket | null | undefined): void {
   }
 }
 
+/**
+ * Bytes held for clients in all: bodies being read, and answers being
+ * written to clients that take them slowly. Each connection is bounded
+ * alone (one body, one answer); this bounds them all together, whatever
+ * the number of connections.
+ */
+export class MemoryBudget {
+  readonly #limit: number
+  #held = 0
+
+  constructor (limit: number) {
+    this.#limit = limit
+  }
+
+  /** Whether `bytes` more may be held; they are, when it answers true. */
+  reserve (bytes: number): boolean {
+    if (this.#held + bytes > this.#limit) return false
+    this.#held += bytes
+    return true
+  }
+
+  release (bytes: number): void {
+    this.#held -= bytes
+  }
+}
+
 export interface AnswerFlowOptions {
   /** Requests one connection may have waiting behind its current answer; past it, the connection is dropped. */
   maxPipelined: number
   /** Milliseconds a client may take to read an answer that does not fit the socket buffer; past it, the connection is dropped. */
   writeTimeout: number
+  memory: MemoryBudget
 }
 
 // Requests of each connection waiting behind its current answer.
@@ -70,7 +97,7 @@ function whenDrained (socket: Socket, go: () => void): void {
  * that is not read within `writeTimeout` drops it too. The common case, a
  * request with nothing before it, costs two property reads.
  */
-export function createAnswerFlow ({ maxPipelined, writeTimeout }: AnswerFlowOptions) {
+export function createAnswerFlow ({ maxPipelined, writeTimeout, memory }: AnswerFlowOptions) {
   return {
     /** In onRequest: continues (`go`) when it is this request's turn. */
     awaitTurn (request: FastifyRequest, reply: FastifyReply, go: () => void): void {
@@ -97,18 +124,26 @@ export function createAnswerFlow ({ maxPipelined, writeTimeout }: AnswerFlowOpti
      * In onSend: an answer that will not fit at once (larger than the socket
      * buffer, or behind data the client has not read) must be taken by the
      * client within `writeTimeout`, or the connection is dropped. (Node's
-     * 'finish' comes only once the last byte went to the kernel.)
+     * 'finish' comes only once the last byte went to the kernel.) Such an
+     * answer is held against the memory budget until then; false when the
+     * budget cannot hold it.
      */
-    limitWrite (request: FastifyRequest, reply: FastifyReply, payload: unknown): void {
+    limitWrite (request: FastifyRequest, reply: FastifyReply, payload: unknown): boolean {
       const socket = request.raw.socket as Socket | null
-      if (!socket || typeof socket.destroySoon !== 'function') return
+      if (!socket || typeof socket.destroySoon !== 'function') return true
       const size = typeof payload === 'string' || Buffer.isBuffer(payload) ? payload.length : 0
-      if (size <= socket.writableHighWaterMark && socket.writableLength === 0) return
+      if (size <= socket.writableHighWaterMark && socket.writableLength === 0) return true
+      // Held until written: over the budget, the caller answers 503 instead.
+      if (!memory.reserve(size)) return false
       const deadline = setTimeout(() => {
         request.log.info({ writeTimeout }, 'the client did not read its answer in time: connection dropped')
         socket.destroy()
       }, writeTimeout).unref()
-      reply.raw.once('close', () => clearTimeout(deadline))
+      reply.raw.once('close', () => {
+        clearTimeout(deadline)
+        memory.release(size)
+      })
+      return true
     }
   }
 }

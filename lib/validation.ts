@@ -30,6 +30,28 @@ function int64Keyword (fromText: boolean): FuncKeywordDefinition {
   return { keyword: 'x-int64', modifying: true, errors: true, schemaType: 'boolean', validate }
 }
 
+// Integers (other than int64s) in a path, query or header: decimal digits
+// only, so that `0x10`, `1e2`, `+5` or ` 5` are not read as numbers the
+// client did not write. Ajv's coercion would take them; this keyword
+// reads the text itself, and checks the bounds it replaces.
+interface IntegerBounds { minimum?: number, maximum?: number }
+const INTEGER_TEXT = /^-?\d{1,15}$/
+
+const validateInteger: SchemaValidateFunction = (bounds: IntegerBounds, data: unknown, _parentSchema, cxt) => {
+  const value = typeof data === 'number' ? data : typeof data === 'string' && INTEGER_TEXT.test(data) ? Number(data) : Number.NaN
+  let message: string | undefined
+  if (!Number.isSafeInteger(value)) message = 'must be integer'
+  else if (bounds.minimum !== undefined && value < bounds.minimum) message = `must be >= ${bounds.minimum}`
+  else if (bounds.maximum !== undefined && value > bounds.maximum) message = `must be <= ${bounds.maximum}`
+  if (message !== undefined) {
+    validateInteger.errors = [{ keyword: 'integer', message, params: {} }]
+    return false
+  }
+  if (cxt !== undefined) (cxt.parentData as Record<string | number, unknown>)[cxt.parentDataProperty] = value
+  return true
+}
+const integerKeyword: FuncKeywordDefinition = { keyword: 'x-integer', modifying: true, errors: true, schemaType: 'object', validate: validateInteger }
+
 const validateText: SchemaValidateFunction = (_schema: boolean, data: string) => {
   if (data.isWellFormed() && !data.includes('\0')) return true
   validateText.errors = [{ keyword: 'text', message: TEXT_MESSAGE, params: {} }]
@@ -42,14 +64,18 @@ const textKeyword: FuncKeywordDefinition = { keyword: 'x-text', type: 'string', 
  * `x-int64` (their bounds are its range; as JSON numbers they would be
  * rounded), strings by `x-text`. The spec itself is left as written.
  */
-export function prepareSchema (schema: unknown): unknown {
-  if (Array.isArray(schema)) return schema.map(prepareSchema)
+export function prepareSchema (schema: unknown, fromText = false): unknown {
+  if (Array.isArray(schema)) return schema.map((item) => prepareSchema(item, fromText))
   if (typeof schema !== 'object' || schema === null) return schema
   const copy: Record<string, unknown> = {}
-  for (const [key, value] of Object.entries(schema)) copy[key] = prepareSchema(value)
+  for (const [key, value] of Object.entries(schema)) copy[key] = prepareSchema(value, fromText)
   if (isInt64Schema(copy)) {
     for (const key of ['type', 'format', 'minimum', 'maximum']) delete copy[key]
     copy['x-int64'] = true
+  } else if (fromText && copy.type === 'integer') {
+    const { minimum, maximum } = copy as IntegerBounds
+    for (const key of ['type', 'minimum', 'maximum']) delete copy[key]
+    copy['x-integer'] = { minimum, maximum }
   }
   if (copy.type === 'string') copy['x-text'] = true
   return copy
@@ -66,6 +92,7 @@ function createAjv (coerce: boolean) {
   addFormats(ajv)
   ajv.addKeyword(int64Keyword(coerce))
   ajv.addKeyword(textKeyword)
+  ajv.addKeyword(integerKeyword)
   return ajv
 }
 
@@ -74,7 +101,7 @@ export function createValidatorCompiler (): FastifySchemaCompiler<unknown> {
   const strict = createAjv(false)
   const coercing = createAjv(true)
   return ({ schema, httpPart }) => {
-    const ajv = httpPart === 'body' ? strict : coercing
-    return ajv.compile(prepareSchema(schema) as object)
+    const body = httpPart === 'body'
+    return (body ? strict : coercing).compile(prepareSchema(schema, !body) as object)
   }
 }

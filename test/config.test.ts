@@ -20,7 +20,8 @@ t.test('defaults', async (t) => {
     headersTimeout: 10000,
     requestTimeout: 30000,
     keepAliveTimeout: 72000,
-    writeTimeout: 30000
+    writeTimeout: 30000,
+    maxHeldMb: 256
   })
 })
 
@@ -49,7 +50,8 @@ t.test('every variable is read', async (t) => {
     HEADERS_TIMEOUT: '2000',
     REQUEST_TIMEOUT: '5000',
     KEEP_ALIVE_TIMEOUT: '1000',
-    WRITE_TIMEOUT: '3000'
+    WRITE_TIMEOUT: '3000',
+    MAX_HELD_MB: '64'
   }), {
     port: 8080,
     host: '0.0.0.0',
@@ -68,7 +70,8 @@ t.test('every variable is read', async (t) => {
     headersTimeout: 2000,
     requestTimeout: 5000,
     keepAliveTimeout: 1000,
-    writeTimeout: 3000
+    writeTimeout: 3000,
+    maxHeldMb: 64
   })
 })
 

@@ -112,7 +112,11 @@ t.test('the edge of a real server', async (t) => {
       ['garbage', 'HELLO THERE\r\n\r\n', 400, /not valid HTTP/],
       ['a bad Content-Length', 'POST /plants HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n', 400, /not valid HTTP/],
       ['20 KB of headers', `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431, /larger than 16384 bytes/],
-      ['a 10 KB path', `GET /${'x'.repeat(10_000)} HTTP/1.1\r\nHost: x\r\n${auth}Connection: close\r\n\r\n`, 404, /^No route for GET \/x+…/]
+      ['a 10 KB path', `GET /${'x'.repeat(10_000)} HTTP/1.1\r\nHost: x\r\n${auth}Connection: close\r\n\r\n`, 404, /^No route for GET \/x+…/],
+      ['two Host headers', 'GET /healthz HTTP/1.1\r\nHost: a\r\nHost: b\r\nConnection: close\r\n\r\n', 400, /more than one Host header/],
+      ['CONNECT', 'CONNECT evil.example:443 HTTP/1.1\r\nHost: evil.example:443\r\n\r\n', 400, /CONNECT is not served/],
+      ['a gzip body', `POST /plants HTTP/1.1\r\nHost: x\r\n${auth}Content-Type: application/json\r\nContent-Encoding: gzip\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}`, 415, /Content-Encoding "gzip"/],
+      ['two Content-Type headers', `POST /plants HTTP/1.1\r\nHost: x\r\n${auth}Content-Type: application/json\r\nContent-Type: text/plain\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}`, 400, /more than one Content-Type header/]
     ]
     for (const [what, request, status, message] of cases) {
       const client = open(t, server.url)
@@ -141,6 +145,13 @@ t.test('the edge of a real server', async (t) => {
     await refused.closed
     t.notMatch(refused.received(), /100 Continue/, 'a client without a token is never asked for its body')
     assertError(t, answers(refused.received())[0], 401)
+    for (const [status, headers] of [[415, 'Content-Type: text/plain\r\nContent-Length: 25'], [413, 'Content-Type: application/json\r\nContent-Length: 500000000']] as const) {
+      const unwanted = open(t, server.url)
+      unwanted.socket.write(`POST /plants HTTP/1.1\r\nHost: x\r\n${auth}${headers}\r\nExpect: 100-continue\r\n\r\n`)
+      await unwanted.closed
+      t.notMatch(unwanted.received(), /100 Continue/, `nor a body that would be refused with ${status}`)
+      assertError(t, answers(unwanted.received())[0], status)
+    }
 
     const welcome = open(t, server.url)
     const body = '{"id":100,"name":"Fern"}'

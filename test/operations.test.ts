@@ -144,3 +144,11 @@ t.test('a 503 logs one line, without a stack', async (t) => {
   t.match(logged[0], { level: 40, status: 503, code: 'PLANT_STORE_UNAVAILABLE', msg: /unavailable \(unreachable\)/ })
   t.notOk(JSON.stringify(logged[0]).includes('    at '), 'no stack')
 })
+
+t.test('resident memory past MAX_RSS_MB is an overload only while much of it is in use', async (t) => {
+  const { rssOverloaded } = await import('../lib/lifecycle.ts')
+  const MB = 1024 * 1024
+  t.equal(rssOverloaded(900 * MB, 600 * MB, 800 * MB), true, 'resident and in use: refuse')
+  t.equal(rssOverloaded(900 * MB, 100 * MB, 800 * MB), false, 'resident after a burst, but free: serve')
+  t.equal(rssOverloaded(700 * MB, 650 * MB, 800 * MB), false, 'under the limit: serve')
+})

@@ -77,7 +77,8 @@ t.test('GET /plants: 100 by default, 1000 at most', async (t) => {
   const app = await seeded(t, Array.from({ length: 150 }, (_, i) => String(i)))
   t.equal((await app.inject({ url: '/plants', headers: AUTH })).json().length, 100)
   t.equal((await app.inject({ url: '/plants?limit=1000', headers: AUTH })).json().length, 150)
-  for (const query of ['limit=0', 'limit=1001', 'limit=abc', 'limit=1.5', 'limit=-1', 'after=abc', 'after=1.5', 'after=9223372036854775808']) {
+  for (const query of ['limit=0', 'limit=1001', 'limit=abc', 'limit=1.5', 'limit=-1', 'after=abc', 'after=1.5', 'after=9223372036854775808',
+    'limit=0x10', 'limit=1e2', 'limit=%2B5', 'limit=%205', 'limit=', 'after=0x10', 'after=1e3']) {
     const res = await app.inject({ url: `/plants?${query}`, headers: AUTH })
     t.equal(res.statusCode, 400, `${query} answers 400`)
     t.match(res.json().message, /^querystring\/(limit|after) must/)

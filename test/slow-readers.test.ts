@@ -76,3 +76,41 @@ t.test('the largest page, and what clients that do not read it cost', { skip: pr
   const health = await fetch(`${server.url}/healthz`)
   t.equal(health.status, 200, 'and everyone else is still served')
 })
+
+t.test('together, all connections hold at most MAX_HELD_MB: past it, 503', { skip: process.platform !== 'linux' && 'reads /proc' }, async (t) => {
+  const server = await start(t, { PLANT_STORE_TOKENS: TOKEN, LOG_LEVEL: 'warn', MAX_HELD_MB: '5', WRITE_TIMEOUT: '60000' })
+  const name = '\u0001'.repeat(256)
+  for (let i = 0; i < 1000; i += 50) {
+    await Promise.all(Array.from({ length: 50 }, (_, j) =>
+      fetch(`${server.url}/plants`, { method: 'POST', headers, body: JSON.stringify({ id: i + j, name, tag: name.slice(0, 64) }) }).then((res) => res.arrayBuffer())))
+  }
+  // Pages of about 2 MB that nobody reads, more than the kernel's buffers
+  // take: the ones left in the process are held, and two fit in 5 MB.
+  nonReaders(t, server.url, 4, PAGE.repeat(10))
+  await setTimeout(2000)
+  const page = await fetch(`${server.url}/plants?limit=1000`, { headers })
+  t.equal(page.status, 503, 'another page does not fit')
+  t.equal(page.headers.get('retry-after'), '2')
+  t.match(await page.json(), { error: 503, message: /holding all the memory it may/ })
+  const small = await fetch(`${server.url}/plants/1`, { headers })
+  t.equal(small.status, 200, 'an answer that fits the socket buffer is still served')
+  await small.arrayBuffer()
+
+  // Bodies are held from their first byte, for their declared length: the
+  // ones that do not fit are refused before they are read.
+  const { port } = new URL(server.url)
+  const answers: string[] = []
+  const uploads = Array.from({ length: 8 }, (_, i) => {
+    const socket = connect(Number(port), '127.0.0.1')
+    socket.setEncoding('utf8')
+    socket.on('data', (chunk: string) => { answers[i] = (answers[i] ?? '') + chunk })
+    socket.on('error', () => {})
+    socket.write(`POST /plants HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n\r\n{`)
+    return socket
+  })
+  t.teardown(() => { for (const socket of uploads) socket.destroy() })
+  await setTimeout(1000)
+  const refused = answers.filter((answer) => answer?.startsWith('HTTP/1.1 503'))
+  t.ok(refused.length >= 6, `${refused.length} of 8 uploads of 1 MB refused with 503 at once`)
+  t.match(refused[0], /"message":"The service is holding all the memory it may for requests in progress; nothing was changed, retry shortly"/)
+})

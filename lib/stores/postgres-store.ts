@@ -68,13 +68,15 @@ export interface PostgresStoreOptions {
 
 export class PostgresStore implements PlantStore {
   readonly #pool: pg.Pool
+  readonly #poolSize: number
   #batch: Array<{ plant: StoredPlant, resolve: (outcome: CreateOutcome) => void, reject: (err: Error) => void }> = []
   #migrated = false
   #migrating: Promise<void> | undefined
   #migrationFailure: { error: Error, until: number } | undefined
 
-  private constructor (pool: pg.Pool) {
+  private constructor (pool: pg.Pool, poolSize: number) {
     this.#pool = pool
+    this.#poolSize = poolSize
   }
 
   /**
@@ -94,7 +96,7 @@ export class PostgresStore implements PlantStore {
     // An idle connection that breaks (the server restarts) must not crash
     // the process; the pool replaces it on next use.
     pool.on('error', (err) => log?.warn({ err }, 'idle PostgreSQL connection lost'))
-    const store = new PostgresStore(pool)
+    const store = new PostgresStore(pool, poolSize)
     try {
       await store.#ready()
     } catch (err) {
@@ -146,8 +148,10 @@ export class PostgresStore implements PlantStore {
     try {
       return await this.#pool.query<R>({ name, text: STATEMENTS[name], values })
     } catch (err) {
-      if (isUnavailable(err as Error)) throw new StoreUnavailableError('unreachable')
-      throw err
+      if (!isUnavailable(err as Error)) throw err
+      // Every connection of the pool busy past the wait is load, not an outage.
+      const busy = this.#pool.totalCount >= this.#poolSize && /timeout exceeded when trying to connect/.test((err as Error).message)
+      throw new StoreUnavailableError(busy ? 'busy' : 'unreachable')
     }
   }
 
