@@ -116,3 +116,15 @@ t.test('an unknown argument stops the server with a pointer to --help', async (t
   t.equal(await proc.exited, 1)
   t.equal(proc.stderr(), 'plant-store: unknown argument --port=80: the server is configured through environment variables (see --help)\n')
 })
+
+t.test('SIGTERM while a client is still sending its body: a clean exit, not a timeout', async (t) => {
+  const { connect } = await import('node:net')
+  const server = await start(t, { PLANT_STORE_TOKENS: 'tok', SHUTDOWN_TIMEOUT: '4000' })
+  const socket = connect(Number(new URL(server.url).port), '127.0.0.1')
+  socket.on('error', () => {})
+  socket.write('POST /plants HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer tok\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{')
+  const drip = setInterval(() => socket.write(' '), 300)
+  t.teardown(() => { clearInterval(drip); socket.destroy() })
+  await new Promise((resolve) => setTimeout(resolve, 500))
+  t.equal(await server.stop('SIGTERM'), 0, 'exit 0 within the shutdown timeout')
+})
