@@ -103,6 +103,9 @@ export const BadHttpRequestError = createError<[string]>(
 export const MissingHostError = createError(
   'PLANT_STORE_MISSING_HOST', 'An HTTP/1.1 request needs a Host header', 400)
 
+export const InvalidHostError = createError<[string]>(
+  'PLANT_STORE_INVALID_HOST', 'The Host header "%s" is no host name, address or port', 400)
+
 export const BadUrlError = createError<[string]>(
   'PLANT_STORE_BAD_URL', 'The URL is not valid: %s', 400)
 

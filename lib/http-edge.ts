@@ -12,7 +12,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyError, FastifyHttpOptions, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import {
-  BadHttpRequestError, BadUrlError, DuplicateHeaderError, ExpectationFailedError, HeadersTooLargeError, MissingHostError,
+  BadHttpRequestError, BadUrlError, DuplicateHeaderError, ExpectationFailedError, HeadersTooLargeError, InvalidHostError, MissingHostError,
   RETRY_AFTER_SECONDS, RequestTimeoutError, TooManyConnectionsError, clip
 } from './errors.ts'
 import { LINGER_MS, closeInStages, hasUnreadBody } from './socket-bounds.ts'
@@ -175,6 +175,10 @@ export function edgeServerOptions (limits: EdgeLimits): FastifyHttpOptions<Serve
   }
 }
 
+// RFC 9112 §3.2 / RFC 3986 §3.2.2: uri-host [ ":" port ], where uri-host
+// is an IP literal in brackets or a reg-name (IPv4 addresses are one).
+const HOST = /^(?:\[[0-9A-Fa-f:.]+\]|[\w\-.~!$&'()*+,;=%]*)(?::\d*)?$/
+
 function hostCount (request: IncomingMessage): number {
   let count = 0
   const raw = request.rawHeaders
@@ -221,9 +225,12 @@ export function guardEdge (app: FastifyInstance, limits: EdgeLimits): void {
     // RFC 9112 §3.2: an HTTP/1.1 request without Host, or with more than
     // one, is a 400. (This hook runs before the plugin's, which would
     // otherwise name the request.)
-    const error = request.raw.httpVersion === '1.1' && request.headers.host === undefined
+    const host = request.headers.host
+    const error = request.raw.httpVersion === '1.1' && host === undefined
       ? new MissingHostError()
-      : hostCount(request.raw) > 1 ? new DuplicateHeaderError('Host') : undefined
+      : hostCount(request.raw) > 1
+        ? new DuplicateHeaderError('Host')
+        : host !== undefined && !HOST.test(host) ? new InvalidHostError(clip(host)) : undefined
     if (error === undefined) return done()
     reply.header('x-request-id', request.id)
     done(error)

@@ -136,7 +136,9 @@ const plantStore: FastifyPluginAsync<PlantStoreOptions> = async function plantSt
   fastify.addHook('preParsing', (request, reply, payload, done) => {
     const refusal = bodies.refusal(request)
     if (refusal !== undefined) return done(refusal)
-    if (request.headers.expect !== undefined && awaitingContinue.delete(request.raw)) reply.raw.writeContinue()
+    // (Only for a body that will be read: 404, 405 and operations that take
+    // none answer without it, and a 100 must be followed by reading it.)
+    if (request.headers.expect !== undefined && awaitingContinue.delete(request.raw) && !request.is404 && takesBody(request)) reply.raw.writeContinue()
     done(null, payload)
   })
   fastify.addHook('onSend', (request, reply, payload, done) => {

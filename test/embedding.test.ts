@@ -15,7 +15,7 @@ async function host (t: Test) {
   app.get('/health', async () => ({ ok: true }))
   app.post('/echo', async (request) => ({ got: request.body }))
   app.get('/boom', async () => { throw new Error('host error') })
-  await app.register(plantStore, { prefix: '/api', tokens: [TOKEN], database: 'memory:' })
+  await app.register(plantStore, { prefix: '/api', tokens: [TOKEN], database: 'memory:', overload: false })
   t.teardown(() => app.close())
   return app
 }
@@ -63,8 +63,8 @@ t.test('docs under the prefix point "Try it out" at the prefix', async (t) => {
 
 t.test('two instances side by side stay apart', async (t) => {
   const app = Fastify()
-  await app.register(plantStore, { prefix: '/a', tokens: ['token-a'], database: 'memory:' })
-  await app.register(plantStore, { prefix: '/b', tokens: ['token-b'], database: 'memory:' })
+  await app.register(plantStore, { prefix: '/a', tokens: ['token-a'], database: 'memory:', overload: false })
+  await app.register(plantStore, { prefix: '/b', tokens: ['token-b'], database: 'memory:', overload: false })
   t.teardown(() => app.close())
   const plant = { id: 1, name: 'Fern' }
   t.equal((await app.inject({ method: 'POST', url: '/a/plants', headers: { authorization: 'Bearer token-a' }, payload: plant })).statusCode, 200)
@@ -115,7 +115,7 @@ t.test('a host app can give its server the standalone edge', async (t) => {
   const limits = { ...DEFAULT_EDGE_LIMITS, maxConnections: 100 }
   const app = Fastify(edgeServerOptions(limits))
   guardEdge(app, limits)
-  await app.register(plantStore, { prefix: '/api', tokens: [TOKEN], database: 'memory:' })
+  await app.register(plantStore, { prefix: '/api', tokens: [TOKEN], database: 'memory:', overload: false })
   t.teardown(() => app.close())
   const url = await app.listen({ port: 0, host: '127.0.0.1' })
   const { connect } = await import('node:net')

@@ -22,7 +22,7 @@ if (!existsSync(CHROMIUM)) {
 
 t.test('Swagger UI: Authorize, Try it out, 200; a bad token, 401', { skip }, async (t) => {
   const app = Fastify()
-  await app.register(plantStore, { prefix: '/api', tokens: [TOKEN], database: 'memory:' })
+  await app.register(plantStore, { prefix: '/api', tokens: [TOKEN], database: 'memory:', overload: false })
   const base = await app.listen({ port: 0, host: '127.0.0.1' })
   t.teardown(() => app.close())
 
