@@ -70,9 +70,9 @@ export function createErrorHandler (options: ErrorHandlerOptions) {
 }
 
 /**
- * 404 for a path the plugin does not have, 405 with `Allow` for a method
- * it does not serve there. `docsUrl`, when the docs are served, is offered
- * to whoever is lost.
+ * 405 with `Allow` for a method the plugin does not serve on one of its
+ * paths, 404 for a path it does not have. `docsUrl`, when the docs are
+ * served, is offered to whoever is lost.
  */
 export function createNotFoundHandler (routes: RouteFacts, docsUrl?: string) {
   const hint = docsUrl ? `; the API is described at ${docsUrl}` : ''

@@ -87,3 +87,8 @@ export function createOperationResolver (spec: OpenApiDocument, service: object)
   // Every operationId was checked above.
   return (operationId: string) => routes.get(operationId)!
 }
+
+/** Each path of the spec as Fastify writes it (`/plants/:id`). */
+export function specPaths (spec: OpenApiDocument): Set<string> {
+  return new Set(specOperations(spec).map(({ path }) => path.replace(/\{([^}]+)\}/g, ':$1')))
+}

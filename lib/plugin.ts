@@ -1,10 +1,12 @@
-// The plant store as a Fastify plugin. It is encapsulated on purpose (no
-// fastify-plugin): its auth hook, error handler, body parser and validator
-// apply to its own routes, never to the host app's.
+// The plant store as a Fastify plugin: named and version-checked through
+// fastify-plugin, and encapsulated all the same (`encapsulate: true`), so
+// that its auth hook, error handler, body parser and validator apply to
+// its own routes, never to the host app's.
 import bearerAuth from '@fastify/bearer-auth'
 import cors from '@fastify/cors'
 import rateLimit from '@fastify/rate-limit'
 import openapiGlue from 'fastify-openapi-glue'
+import fp from 'fastify-plugin'
 import type { FastifyPluginAsync } from 'fastify'
 import { PlantService } from '../service/plant-service.ts'
 import { createAuthHook, createTokenCheck } from './auth.ts'
@@ -16,12 +18,12 @@ import { awaitingContinue } from './http-edge.ts'
 import { createBodyParser, takesBody } from './json-body.ts'
 import { Lifecycle } from './lifecycle.ts'
 import type { OverloadLimits } from './lifecycle.ts'
-import { createOperationResolver } from './operations.ts'
+import { createOperationResolver, specPaths } from './operations.ts'
 import { RouteFacts } from './route-facts.ts'
 import { MemoryBudget, closeInStages, createAnswerFlow, hasUnreadBody } from './socket-bounds.ts'
 import { loadSpec } from './spec.ts'
 import { DEFAULT_DATABASE_URL, openStore } from './stores/open-store.ts'
-import type { PlantStore } from './stores/plant-store.ts'
+import type { PlantStorage } from './stores/plant-storage.ts'
 import { createValidatorCompiler } from './validation.ts'
 
 export interface PlantStoreOptions {
@@ -33,7 +35,7 @@ export interface PlantStoreOptions {
    * from a URL is closed with the app; an instance passed in stays the
    * caller's to close. Default `file:./data/plants.db`.
    */
-  database?: string | PlantStore
+  database?: string | PlantStorage
   /** Largest accepted request body in bytes. Default 1 MiB. */
   bodyLimit?: number
   /** Serve Swagger UI at `<prefix>/docs`. Default true. */
@@ -60,6 +62,14 @@ export interface PlantStoreOptions {
    * once written; past it the connection is closed. Default 30 s.
    */
   writeTimeout?: number
+  /**
+   * Answer requests for paths the plugin does not have (404, in the spec's
+   * Error shape). Under a prefix, the plugin always answers its own; at the
+   * root, only when asked: the host's not-found handler stays the host's.
+   * Methods a path of the plugin does not serve are answered 405 either
+   * way. Default false.
+   */
+  notFound?: boolean
   /** Requests one connection may pipeline before it is closed. Default 32. */
   maxPipelined?: number
   /**
@@ -83,7 +93,7 @@ const plantStore: FastifyPluginAsync<PlantStoreOptions> = async function plantSt
   const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT
   const spec = await loadSpec()
 
-  let store: PlantStore
+  let store: PlantStorage
   if (typeof options.database === 'object') {
     store = options.database
   } else {
@@ -160,7 +170,9 @@ const plantStore: FastifyPluginAsync<PlantStoreOptions> = async function plantSt
 
   fastify.setValidatorCompiler(createValidatorCompiler())
   fastify.setErrorHandler(createErrorHandler({ realm: options.realm ?? 'plant-store' }))
-  fastify.setNotFoundHandler(createNotFoundHandler(routes, options.docs === false ? undefined : `${fastify.prefix}/docs`))
+  const notFound = createNotFoundHandler(routes, options.docs === false ? undefined : `${fastify.prefix}/docs`)
+  if (fastify.prefix !== '' || options.notFound === true) fastify.setNotFoundHandler(notFound)
+
 
   // One parser for every content type: UTF-8 JSON, read within the limit,
   // for the operations that take a body; others get none.
@@ -211,11 +223,20 @@ const plantStore: FastifyPluginAsync<PlantStoreOptions> = async function plantSt
       operationResolver: createOperationResolver(spec, service)
     })
   })
+
+  // The methods each path of the spec does not serve (as its routes, now
+  // registered, show) get a route that answers 405: the plugin answers
+  // them under a prefix or not, without a not-found handler at the root.
+  for (const url of specPaths(spec)) {
+    const served = new Set(routes.methodsOf(fastify.prefix + url))
+    const unserved = fastify.supportedMethods.filter((method) => !served.has(method))
+    fastify.route({ method: unserved, url, config: { methodNotAllowed: true }, handler: notFound })
+  }
 }
 
-export default plantStore
+export default fp(plantStore, { name: 'plant-store', fastify: '5.x', encapsulate: true })
 export { PlantService }
 export { MemoryStore } from './stores/memory-store.ts'
 export { DEFAULT_EDGE_LIMITS, defaultMaxConnections, edgeServerOptions, guardEdge } from './http-edge.ts'
 export type { EdgeLimits } from './http-edge.ts'
-export type { CreateOutcome, ListOptions, PlantStore, StoredPlant } from './stores/plant-store.ts'
+export type { CreateOutcome, ListOptions, PlantStorage, StoredPlant } from './stores/plant-storage.ts'

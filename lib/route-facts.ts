@@ -9,6 +9,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Top-level members of the body that are int64s, read as bigints. */
     int64Members?: ReadonlySet<string>
+    /** A route that answers 405: the methods a path does not serve. */
+    methodNotAllowed?: boolean
   }
 }
 
@@ -55,11 +57,17 @@ export class RouteFacts {
       const members = int64Members(body.content?.['application/json']?.schema ?? body)
       route.config = { ...route.config, int64Members: members }
     }
-    // Wildcards (static files, the CORS preflight route) name no path of the API.
-    if (route.url.includes('*')) return
+    // Wildcards (static files, the CORS preflight route) name no path of
+    // the API, and 405 routes serve nothing.
+    if (route.url.includes('*') || route.config?.methodNotAllowed) return
     let path = this.#paths.get(route.url)
     if (path === undefined) this.#paths.set(route.url, path = { pattern: pathPattern(route.url), methods: new Set() })
     for (const method of [route.method].flat()) path.methods.add(method.toUpperCase())
+  }
+
+  /** The methods the route URL `url` (`/api/plants/:id`) is served with, extra ones included. */
+  methodsOf (url: string): string[] {
+    return [...(this.#paths.get(url)?.methods ?? []), ...this.#extraMethods]
   }
 
   /** The methods a request path is served with, or undefined for a path the plugin does not have. */

@@ -86,6 +86,8 @@ app.addHook('onResponse', (request, reply, done) => {
 
 try {
   await app.register(plantStore, {
+    // The whole app is the plant store's: its 404s too.
+    notFound: true,
     tokens,
     database: config.databaseUrl,
     bodyLimit: config.bodyLimit,

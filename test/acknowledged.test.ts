@@ -8,7 +8,7 @@ import fc from 'fast-check'
 import t from 'tap'
 import type { Test } from 'tap'
 import { MemoryStore } from '../lib/plugin.ts'
-import type { PlantStore } from '../lib/plugin.ts'
+import type { PlantStorage } from '../lib/plugin.ts'
 import { PostgresStore } from '../lib/stores/postgres-store.ts'
 import { SqliteStore } from '../lib/stores/sqlite-store.ts'
 import { AUTH, build } from './helper.ts'
@@ -17,7 +17,7 @@ import { POSTGRES_SKIP, freshSchemaUrl } from './postgres.ts'
 const post = (payload: string | Buffer, type = 'application/json') =>
   ({ method: 'POST' as const, url: '/plants', headers: { ...AUTH, 'content-type': type }, payload })
 
-const stores: Array<[string, (t: Test) => Promise<PlantStore>, string | false]> = [
+const stores: Array<[string, (t: Test) => Promise<PlantStorage>, string | false]> = [
   ['memory', async () => new MemoryStore(), false],
   ['SQLite', async (t) => SqliteStore.open(join(t.testdir(), 'plants.db')), false],
   ['PostgreSQL', async (t) => PostgresStore.open(await freshSchemaUrl(t)), POSTGRES_SKIP]

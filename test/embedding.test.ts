@@ -134,3 +134,29 @@ t.test('a host app can give its server the standalone edge', async (t) => {
   }
   t.equal((await fetch(`${url}/api/healthz`)).status, 200)
 })
+
+t.test('at the root, the plugin leaves the host its 404s, and answers 405 on its own paths', async (t) => {
+  const app = Fastify()
+  await app.register(plantStore, { tokens: [TOKEN], database: 'memory:', overload: false })
+  // The host sets its own not-found handler after the plugin: no clash.
+  app.setNotFoundHandler((request, reply) => reply.code(404).send({ host: 'not found', url: request.url }))
+  t.teardown(() => app.close())
+  t.same((await app.inject('/nowhere')).json(), { host: 'not found', url: '/nowhere' }, 'the host answers what is not the plugin\'s')
+  const wrong = await app.inject({ method: 'PUT', url: '/plants', headers: auth })
+  t.equal(wrong.statusCode, 405, 'a method the plugin does not serve on its path')
+  t.equal(wrong.headers.allow, 'GET, HEAD, POST')
+  t.match(wrong.json(), { error: 405, message: /^Method PUT is not allowed on \/plants/ })
+  t.equal((await app.inject({ method: 'PATCH', url: '/plants/5', headers: auth })).headers.allow, 'GET, HEAD, DELETE')
+  t.equal((await app.inject({ url: '/plants', headers: auth })).statusCode, 200, 'its own routes work')
+})
+
+t.test('the plugin is a named fastify-plugin, checked against Fastify 5, encapsulated all the same', async (t) => {
+  const app = Fastify()
+  app.get('/mine', async () => ({ ok: true }))
+  await app.register(plantStore, { prefix: '/api', tokens: [TOKEN], database: 'memory:', overload: false })
+  await app.ready()
+  t.teardown(() => app.close())
+  t.ok(app.hasPlugin('plant-store'), 'hasPlugin(\'plant-store\')')
+  t.equal((await app.inject('/mine')).statusCode, 200, 'no hook of the plugin (its token check) reaches the host')
+  t.notOk(app.hasDecorator('verifyBearerAuth'), 'nor its decorators')
+})

@@ -32,7 +32,7 @@ export async function build (t: Test, { server, ...options }: BuildOptions = {})
   })
   // No overload check unless a test asks for one: a loaded CI machine
   // stalls test processes, and a 503 would then fail unrelated tests.
-  await app.register(plantStore, { tokens: [TOKEN], database: 'memory:', overload: false, ...options })
+  await app.register(plantStore, { tokens: [TOKEN], database: 'memory:', overload: false, notFound: true, ...options })
   t.teardown(() => app.close())
   return app
 }

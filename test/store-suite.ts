@@ -1,8 +1,8 @@
-// One behaviour for every PlantStore: each backend's test file runs this.
+// One behaviour for every PlantStorage: each backend's test file runs this.
 import type { Test } from 'tap'
-import type { PlantStore } from '../lib/plugin.ts'
+import type { PlantStorage } from '../lib/plugin.ts'
 
-export function storeSuite (t: Test, open: (t: Test) => Promise<PlantStore>): void {
+export function storeSuite (t: Test, open: (t: Test) => Promise<PlantStorage>): void {
   const fresh = async (t: Test) => {
     const store = await open(t)
     t.teardown(() => store.close())

@@ -1,8 +1,8 @@
-import { outcomeOver, plantOf } from './plant-store.ts'
-import type { CreateOutcome, ListOptions, PlantStore, StoredPlant } from './plant-store.ts'
+import { outcomeOver, plantOf } from './plant-storage.ts'
+import type { CreateOutcome, ListOptions, PlantStorage, StoredPlant } from './plant-storage.ts'
 
 /** Keeps plants in the process: fast, and gone when the process ends. */
-export class MemoryStore implements PlantStore {
+export class MemoryStore implements PlantStorage {
   readonly #plants = new Map<bigint, StoredPlant>()
   // The ids in ascending order, so that a page costs a binary search and a
   // slice rather than a sort of every id.

@@ -2,7 +2,7 @@ import { resolve } from 'node:path'
 import type { FastifyBaseLogger } from 'fastify'
 import { MemoryStore } from './memory-store.ts'
 import { UnknownDatabaseError } from '../errors.ts'
-import type { PlantStore } from './plant-store.ts'
+import type { PlantStorage } from './plant-storage.ts'
 
 /** Where plants go when nothing is configured: a SQLite file. */
 export const DEFAULT_DATABASE_URL = 'file:./data/plants.db'
@@ -27,7 +27,7 @@ export interface OpenStoreOptions {
 }
 
 /** Opens the store a database URL names: `file:PATH`, `postgres://…` or `memory:`. */
-export async function openStore (url: string, { log }: OpenStoreOptions = {}): Promise<PlantStore> {
+export async function openStore (url: string, { log }: OpenStoreOptions = {}): Promise<PlantStorage> {
   switch (kindOf(url)) {
     case 'memory':
       return new MemoryStore()

@@ -5,8 +5,8 @@ import pg from 'pg'
 import type { FastifyBaseLogger } from 'fastify'
 import { StoreUnavailableError } from '../errors.ts'
 import { migrate } from './migrations.ts'
-import { outcomeOver, plantOf } from './plant-store.ts'
-import type { CreateOutcome, ListOptions, PlantStore, StoredPlant } from './plant-store.ts'
+import { outcomeOver, plantOf } from './plant-storage.ts'
+import type { CreateOutcome, ListOptions, PlantStorage, StoredPlant } from './plant-storage.ts'
 
 /** Applied in order; a released migration is never edited, only added to. */
 export const POSTGRES_MIGRATIONS: readonly string[] = [
@@ -66,7 +66,7 @@ export interface PostgresStoreOptions {
   poolSize?: number
 }
 
-export class PostgresStore implements PlantStore {
+export class PostgresStore implements PlantStorage {
   readonly #pool: pg.Pool
   readonly #poolSize: number
   #batch: Array<{ plant: StoredPlant, resolve: (outcome: CreateOutcome) => void, reject: (err: Error) => void }> = []

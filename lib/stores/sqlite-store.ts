@@ -14,8 +14,8 @@ import type { FastifyBaseLogger } from 'fastify'
 import { DatabasePathError, StoreUnavailableError } from '../errors.ts'
 import { FILE_REPLACED, FILE_REPLACED_MESSAGE, FileIdentity, configureSqlite, needsNewConnection, unavailableReason } from './sqlite-schema.ts'
 import type { Write, WriteError, WriteReply, WriteRequest, WriterData, WriterMessage } from './sqlite-writer.ts'
-import { plantOf } from './plant-store.ts'
-import type { CreateOutcome, ListOptions, PlantStore, StoredPlant } from './plant-store.ts'
+import { plantOf } from './plant-storage.ts'
+import type { CreateOutcome, ListOptions, PlantStorage, StoredPlant } from './plant-storage.ts'
 
 // From the sources the writer is sqlite-writer.ts, from dist sqlite-writer.js.
 const WRITER = new URL(`./sqlite-writer${extname(fileURLToPath(import.meta.url))}`, import.meta.url)
@@ -52,7 +52,7 @@ export interface SqliteStoreOptions {
   log?: FastifyBaseLogger
 }
 
-export class SqliteStore implements PlantStore {
+export class SqliteStore implements PlantStorage {
   readonly #path: string
   readonly #options: SqliteStoreOptions
   readonly #pending = new Map<number, { resolve: (value: CreateOutcome | boolean) => void, reject: (err: Error) => void }>()

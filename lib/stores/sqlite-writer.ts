@@ -6,8 +6,8 @@
 import { DatabaseSync } from 'node:sqlite'
 import { parentPort, workerData } from 'node:worker_threads'
 import { FILE_REPLACED, FILE_REPLACED_MESSAGE, FileIdentity, configureSqlite, migrateSqlite, needsNewConnection } from './sqlite-schema.ts'
-import { outcomeOver } from './plant-store.ts'
-import type { CreateOutcome, PlantContent, StoredPlant } from './plant-store.ts'
+import { outcomeOver } from './plant-storage.ts'
+import type { CreateOutcome, PlantContent, StoredPlant } from './plant-storage.ts'
 
 export type Write = { op: 'create', plant: StoredPlant } | { op: 'delete', id: bigint }
 export type WriteRequest = Write & { seq: number }

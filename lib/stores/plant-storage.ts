@@ -20,7 +20,7 @@ export interface ListOptions {
   limit: number
 }
 
-export interface PlantStore {
+export interface PlantStorage {
   create (plant: StoredPlant): Promise<CreateOutcome>
   get (id: bigint): Promise<StoredPlant | undefined>
   /** Plants in ascending id order. */
