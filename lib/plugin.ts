@@ -173,7 +173,6 @@ const plantStore: FastifyPluginAsync<PlantStoreOptions> = async function plantSt
   const notFound = createNotFoundHandler(routes, options.docs === false ? undefined : `${fastify.prefix}/docs`)
   if (fastify.prefix !== '' || options.notFound === true) fastify.setNotFoundHandler(notFound)
 
-
   // One parser for every content type: UTF-8 JSON, read within the limit,
   // for the operations that take a body; others get none.
   fastify.removeAllContentTypeParsers()

@@ -2,17 +2,17 @@
 // fastify-openapi-glue calls them with the request already authenticated and
 // validated; they know nothing of HTTP beyond the errors they throw.
 import type { OperationHandlers, OperationRequest, OperationResult } from '../lib/operations.ts'
-import type { PlantStore, StoredPlant } from '../lib/stores/plant-store.ts'
+import type { PlantStorage, StoredPlant } from '../lib/stores/plant-storage.ts'
 import { NotReadyError, PlantConflictError, PlantNotFoundError } from '../lib/errors.ts'
 
 /** Why the service should take no traffic now (shutting down, overloaded), if it should not. */
 export type NotReadyReason = () => string | undefined
 
 export class PlantService implements OperationHandlers {
-  readonly #store: PlantStore
+  readonly #store: PlantStorage
   readonly #notReady: NotReadyReason
 
-  constructor (store: PlantStore, notReady: NotReadyReason = () => undefined) {
+  constructor (store: PlantStorage, notReady: NotReadyReason = () => undefined) {
     this.#store = store
     this.#notReady = notReady
   }
