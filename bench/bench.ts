@@ -77,7 +77,7 @@ async function freePort (): Promise<number> {
 }
 
 // The service runs as its bin does, with the Node flags of its shebang line.
-const SERVICE = here('../dist/lib/server.js')
+const SERVICE = here('../dist/lib/bin.js')
 const SERVICE_FLAGS = (await readFile(SERVICE, 'utf8')).split('\n', 1)[0]!.split(/\s+/).filter((word) => word.startsWith('--'))
 const nodeArgs = (script: string) => script === SERVICE ? [...SERVICE_FLAGS, script] : [script]
 

@@ -1,6 +1,7 @@
 // plant-store/client: a typed client for the plant store API, built from
 // the spec's generated types with openapi-fetch. int64 values travel as
 // exact JSON integers both ways and arrive as bigints.
+import './node-version.ts'
 import createClient from 'openapi-fetch'
 import type { Client } from 'openapi-fetch'
 import { int64Properties } from './api-types.ts'

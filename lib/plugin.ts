@@ -2,6 +2,7 @@
 // fastify-plugin, and encapsulated all the same (`encapsulate: true`), so
 // that its auth hook, error handler, body parser and validator apply to
 // its own routes, never to the host app's.
+import './node-version.ts'
 import bearerAuth from '@fastify/bearer-auth'
 import cors from '@fastify/cors'
 import rateLimit from '@fastify/rate-limit'

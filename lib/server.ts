@@ -1,6 +1,3 @@
-#!/usr/bin/env -S node --max-semi-space-size=4
-// (A smaller young generation than V8's default keeps the resident memory
-// of a busy server near its live data; throughput is unchanged.)
 // The standalone server: the one place that reads the environment, handles
 // signals and listens. Everything else is the plugin's.
 import { randomBytes, randomUUID } from 'node:crypto'

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url'
 import type { Test } from 'tap'
 import { contractProblems } from './contract.ts'
 
-const SERVER = fileURLToPath(new URL('../dist/lib/server.js', import.meta.url))
+const SERVER = fileURLToPath(new URL('../dist/lib/bin.js', import.meta.url))
 
 export interface Running {
   pid: number

@@ -1,0 +1,86 @@
+// The package as an app installs it: `npm pack`, then the tarball
+// installed into a fresh Fastify app (npm only, from the registry's cache),
+// type-checked as TypeScript, run as an ES module and as CommonJS.
+import { execFile } from 'node:child_process'
+import { readdir, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
+import t from 'tap'
+
+const run = promisify(execFile)
+const root = fileURLToPath(new URL('..', import.meta.url))
+const tsc = fileURLToPath(import.meta.resolve('typescript/bin/tsc'))
+// npm runs with the Node.js it came with; the apps run with this one.
+const npm = (args: string[], cwd: string) => run('npm', [...args, '--no-audit', '--no-fund', '--loglevel=error'], { cwd, env: { ...process.env, NODE_OPTIONS: '' } })
+
+t.setTimeout(240_000)
+
+const dir = t.testdir({
+  app: {
+    'package.json': JSON.stringify({ name: 'host-app', private: true, type: 'module' }),
+    'host.ts': `import Fastify from 'fastify'
+import plantStore from 'plant-store'
+import type { PlantStoreOptions } from 'plant-store'
+import { createPlantStoreClient } from 'plant-store/client'
+
+const options: PlantStoreOptions = { tokens: ['host-token'], database: 'memory:' }
+const app = Fastify()
+await app.register(plantStore, { prefix: '/api', ...options })
+const url = await app.listen({ port: 0, host: '127.0.0.1' })
+const client = createPlantStoreClient({ baseUrl: url + '/api', token: 'host-token' })
+const created = await client.POST('/plants', { body: { id: 9007199254740993n, name: 'Fern' } })
+const read = await client.GET('/plants/{id}', { params: { path: { id: 9007199254740993n } } })
+const id: bigint | undefined = read.data?.id
+console.log(created.response.status, JSON.stringify(created.data), String(id))
+await app.close()
+`,
+    'host.cjs': `const Fastify = require('fastify')
+const plantStore = require('plant-store').default
+
+async function main () {
+  const app = Fastify()
+  await app.register(plantStore, { prefix: '/api', tokens: ['host-token'], database: 'memory:' })
+  const res = await app.inject({ method: 'POST', url: '/api/plants', headers: { authorization: 'Bearer host-token', 'content-type': 'application/json' }, payload: '{"id":9007199254740993,"name":"Fern"}' })
+  console.log(res.statusCode, res.body, app.hasPlugin('plant-store'))
+  await app.close()
+}
+main()
+`
+  }
+})
+const app = join(dir, 'app')
+
+t.test('npm pack: the built package, nothing of its tests or benchmark', async (t) => {
+  // --ignore-scripts: the test run already built dist/ (prepack would
+  // rebuild it under the other test files' feet).
+  const { stdout } = await npm(['pack', '--ignore-scripts', '--json', '--pack-destination', dir], root)
+  const [{ files, filename }] = JSON.parse(stdout) as [{ filename: string, files: Array<{ path: string }> }]
+  const paths = files.map(({ path }) => path)
+  for (const needed of ['package.json', 'README.md', 'spec/plant-store.yaml', 'dist/lib/plugin.js', 'dist/lib/plugin.d.ts', 'dist/lib/client.js', 'dist/lib/client.d.ts', 'dist/lib/bin.js', 'dist/lib/stores/sqlite-writer.js']) {
+    t.ok(paths.includes(needed), needed)
+  }
+  t.same(paths.filter((path) => !/^(dist\/|spec\/plant-store\.yaml$|package\.json$|README\.md$|LICENSE)/.test(path)), [], 'nothing else')
+  t.same(paths.filter((path) => /^dist\/(test|bench)\/|\.ts$/.test(path) && !path.endsWith('.d.ts')), [], 'no tests, no benchmark, no sources')
+  await npm(['install', '--prefer-offline', join(dir, filename), 'fastify@^5'], app)
+  t.ok((await readdir(join(app, 'node_modules'))).includes('plant-store'), 'installed into a fresh app')
+})
+
+t.test('a TypeScript host app type-checks against it and runs under /api', async (t) => {
+  await writeFile(join(app, 'tsconfig.json'), JSON.stringify({
+    compilerOptions: { strict: true, noEmit: true, target: 'es2024', module: 'nodenext', allowImportingTsExtensions: true, types: ['node'], typeRoots: [join(root, 'node_modules/@types')], skipLibCheck: false }
+  }))
+  await t.resolves(run(process.execPath, [tsc, '-p', app], { cwd: app, env: { ...process.env, NODE_OPTIONS: '' } }), 'tsc accepts the host app')
+  const { stdout } = await run(process.execPath, ['host.ts'], { cwd: app })
+  t.equal(stdout.trim(), '200 {"name":"Fern"} 9007199254740993', 'a create and a read through the typed client, id exact')
+})
+
+t.test('a CommonJS host app requires it', async (t) => {
+  const { stdout } = await run(process.execPath, ['host.cjs'], { cwd: app })
+  t.equal(stdout.trim(), '200 {"name":"Fern"} true')
+})
+
+t.test('the bin installed with it', async (t) => {
+  const { stdout } = await run(process.execPath, [join(app, 'node_modules/plant-store/dist/lib/bin.js'), '--help'], { cwd: app })
+  t.match(stdout, /^Usage: plant-store/)
+})
