@@ -1,6 +1,3 @@
-import { execFile } from 'node:child_process'
-import { fileURLToPath } from 'node:url'
-import { promisify } from 'node:util'
 import Fastify from 'fastify'
 import t from 'tap'
 import type { Test } from 'tap'
@@ -91,23 +88,6 @@ t.test('an unknown database URL stops registration', async (t) => {
   await t.rejects(async () => {
     await app.register(plantStore, { tokens: [TOKEN], database: 'mysql://x' })
   }, { code: 'PLANT_STORE_UNKNOWN_DATABASE' })
-})
-
-const tsc = fileURLToPath(import.meta.resolve('typescript/bin/tsc'))
-const typecheck = (file: string) => promisify(execFile)(process.execPath, [
-  tsc, '--ignoreConfig', '--noEmit', '--strict', '--target', 'es2024', '--module', 'nodenext', '--types', 'node',
-  fileURLToPath(new URL(`fixtures/${file}`, import.meta.url))
-])
-
-t.test('a TypeScript host app compiles against the published types', async (t) => {
-  // Both at once: each takes a while.
-  const [right, wrong] = await Promise.all([
-    typecheck('host-app.ts').then(() => 'compiled', (err: { stdout: string }) => err.stdout),
-    typecheck('host-app-wrong.ts').then(() => ({ stdout: 'compiled' }), (err: { stdout: string }) => err)
-  ])
-  t.equal(right, 'compiled', 'test/fixtures/host-app.ts compiles')
-  t.match(wrong.stdout, /host-app-wrong\.ts\(6,.*TS2769/, 'wrong options do not')
-  t.match(wrong.stdout, /host-app-wrong\.ts\(10,.*TS2322/, 'nor a client call with a wrong body')
 })
 
 t.test('a host app can give its server the standalone edge', async (t) => {
