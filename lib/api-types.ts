@@ -108,7 +108,7 @@ export interface components {
         NewPlant: components["schemas"]["Plant"] & {
             /**
              * Format: int64
-             * @description Identification number of the plant
+             * @description Identification number of the plant: a signed 64-bit integer, every digit kept. Values past 2^53 (9007199254740993) are changed by JavaScript's JSON.parse, and by clients generated from this spec that read int64 as a number (@hey-api/openapi-ts and orval type it `number`): use plant-store/client, or read answers with a JSON parser that keeps big integers (lossless-json, json-bigint).
              */
             id: bigint;
         };

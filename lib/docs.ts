@@ -3,6 +3,7 @@ import swagger from '@fastify/swagger'
 import type { StaticDocumentSpec } from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance, onRequestHookHandler } from 'fastify'
+import { losslessJsonPlugin } from './docs-lossless-json.ts'
 import type { OpenApiDocument } from './spec.ts'
 
 export interface DocsOptions {
@@ -22,7 +23,15 @@ export async function docs (fastify: FastifyInstance, { spec, guard }: DocsOptio
     routePrefix: '/docs',
     // Its page links its assets absolutely: under a prefix they must carry it.
     ...(fastify.prefix && { indexPrefix: fastify.prefix }),
-    // Keeps the token from the Authorize dialog across page reloads.
-    uiConfig: { persistAuthorization: true }
+    uiConfig: {
+      // Keeps the token from the Authorize dialog across page reloads.
+      persistAuthorization: true,
+      // (Swagger UI's own DownloadUrl plugin, which a list of plugins
+      // replaces, and answers shown with every digit of their ids.)
+      plugins: [
+        (system: unknown) => (globalThis as unknown as { SwaggerUIBundle: { plugins: { DownloadUrl: (system: unknown) => object } } }).SwaggerUIBundle.plugins.DownloadUrl(system),
+        losslessJsonPlugin
+      ]
+    }
   })
 }

@@ -72,6 +72,28 @@ t.test('Swagger UI: Authorize, Try it out, 200; a bad token, 401', { skip }, asy
   await mkdir(ARTIFACTS, { recursive: true })
   await page.screenshot({ path: new URL('swagger-ui-200.png', ARTIFACTS).pathname, fullPage: true })
 
+  // Every digit of an id past 2^53 reaches the page: Swagger UI's own
+  // pretty-printing (JSON.parse) would show 9007199254740996.
+  const ids = ['9007199254740995', '-9223372036854775808']
+  t.equal(await execute(`{"id": ${ids[1]}, "name": "Edge"}`), '200')
+  t.equal(await execute(`{"id": ${ids[0]}, "name": "Ivy"}`), '200')
+  const list = page.locator('#operations-plants-listPlants')
+  if (!await list.locator('.opblock-body').isVisible()) await list.locator('.opblock-summary').click()
+  const listTry = list.locator('button.try-out__btn')
+  await listTry.waitFor()
+  if ((await listTry.textContent())?.includes('Try it out')) await listTry.click()
+  await list.locator('button.execute').click()
+  const responses = list.locator('.live-responses-table').first()
+  await responses.waitFor()
+  let shown = ''
+  for (let tries = 0; tries < 100 && !shown.includes('"Ivy"'); tries++) {
+    shown = await responses.textContent() ?? ''
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  for (const id of [...ids, '9007199254740993']) t.match(shown, new RegExp(`"id": ${id}[,\n ]`), `the list shows ${id} digit for digit`)
+  t.notMatch(shown, /9007199254740996|9007199254740992|9223372036854776000/, 'and no rounded neighbour')
+  await page.screenshot({ path: new URL('swagger-ui-ids.png', ARTIFACTS).pathname, fullPage: true })
+
   await page.reload()
   await operation.waitFor()
   t.equal(await page.evaluate(() => localStorage.getItem('authorized')?.includes('browser-token')), true, 'the token is kept across reloads')

@@ -13,3 +13,9 @@ expectType<bigint | undefined>(read.data?.id)
 expectError(client.POST('/plants', { body: { id: 'one', name: 2 } }))
 expectError(client.GET('/nowhere'))
 expectError(client.GET('/plants', { params: { query: { limit: 'ten' } } }))
+
+// An id may go out as a number too (exact up to 2^53); it comes back a bigint.
+expectType<bigint | undefined>((await client.GET('/plants/{id}', { params: { path: { id: 5 } } })).data?.id)
+await client.POST('/plants', { body: { id: 5, name: 'Ivy' } })
+await client.GET('/plants', { params: { query: { after: 5, limit: 10 } } })
+expectError(client.POST('/plants', { body: { id: '5', name: 'Ivy' } }))
