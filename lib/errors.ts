@@ -83,6 +83,9 @@ export const UnknownDatabaseError = createError<[string, string]>(
 export const DatabasePathError = createError<[string]>(
   'PLANT_STORE_DATABASE_PATH', 'The database path %s is a directory: name a file in it, such as file:<directory>/plants.db')
 
+export const DatabaseOpenError = createError<[string, string]>(
+  'PLANT_STORE_DATABASE_OPEN', 'Cannot open the database %s: %s')
+
 export const MissingOperationError = createError<[string]>(
   'PLANT_STORE_MISSING_OPERATION', 'The spec names operation "%s" but the service has no method for it')
 

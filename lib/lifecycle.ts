@@ -1,6 +1,7 @@
-// The plugin's state as load balancers and clients see it: ready,
-// overloaded (event-loop delay or memory past a limit), or closing. /readyz,
-// the request hooks and the answers' Connection header all read it here.
+// The service's state as load balancers and clients see it: ready,
+// overloaded (event-loop delay or memory past a limit), closing, draining.
+// /readyz, the request hooks and the answers' Connection header read the
+// plugin's Lifecycle; the server closes through `drain` below.
 //
 // The overload check does what @fastify/under-pressure does, minus its one
 // fatal flaw for a service under attack: it samples memory with an
@@ -9,6 +10,8 @@
 // keeps the last value.
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { getHeapStatistics } from 'node:v8'
+import type { FastifyInstance } from 'fastify'
+import { DEFAULT_MAX_EVENT_LOOP_DELAY } from './defaults.ts'
 
 export interface OverloadLimits {
   /** Mean event-loop delay (ms) over a sample past which the process is overloaded; 0: no limit. Default 1000. */
@@ -43,7 +46,7 @@ export class Lifecycle {
 
   constructor (limits: OverloadLimits | false) {
     this.#limits = {
-      maxEventLoopDelay: 1000,
+      maxEventLoopDelay: DEFAULT_MAX_EVENT_LOOP_DELAY,
       maxRssBytes: 0,
       maxHeapUsedBytes: 0,
       sampleInterval: 1000,
@@ -104,5 +107,35 @@ export class Lifecycle {
   stop (): void {
     clearInterval(this.#timer)
     this.#histogram?.disable()
+  }
+}
+
+/**
+ * Server options a graceful stop needs: while closing, requests on open
+ * connections are still answered (by the plugin, /readyz saying 503)
+ * rather than refused by Fastify with its own 503: a drain must not turn
+ * into errors.
+ */
+export const DRAIN_SERVER_OPTIONS = { return503OnClosing: false } as const
+
+// How often connections that went idle during a drain are closed.
+const SWEEP_INTERVAL_MS = 100
+
+/**
+ * Stops the server: no new connections, requests in flight answered, the
+ * store closed. Connections that finish their last request after the
+ * close began would stay open, idle, for the keep-alive timeout: they are
+ * closed as they idle. Halfway to `deadlineMs`, connections still sending a
+ * request (a slow body) are cut, so that they cannot turn a clean stop
+ * into a timeout.
+ */
+export async function drain (app: FastifyInstance, deadlineMs: number): Promise<void> {
+  const sweep = setInterval(() => app.server.closeIdleConnections(), SWEEP_INTERVAL_MS)
+  const cut = setTimeout(() => app.server.closeAllConnections(), deadlineMs / 2)
+  try {
+    await app.close()
+  } finally {
+    clearInterval(sweep)
+    clearTimeout(cut)
   }
 }

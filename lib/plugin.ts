@@ -13,6 +13,7 @@ import { PlantService } from '../service/plant-service.ts'
 import { createAuthHook, createTokenCheck } from './auth.ts'
 import type { FailureLimit } from './auth.ts'
 import { docs } from './docs.ts'
+import { DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_BODY_LIMIT, DEFAULT_MAX_HELD_BYTES, DEFAULT_MAX_PIPELINED, DEFAULT_WRITE_TIMEOUT } from './defaults.ts'
 import { createErrorHandler, createNotFoundHandler } from './error-handler.ts'
 import { BusyError, NoTokensError, NotReadyError, RETRY_AFTER_SECONDS } from './errors.ts'
 import { awaitingContinue } from './http-edge.ts'
@@ -80,13 +81,6 @@ export interface PlantStoreOptions {
    */
   maxHeldBytes?: number
 }
-
-export const DEFAULT_AUTH_FAILURE_LIMIT: FailureLimit = { max: 10, timeWindow: 60_000 }
-
-export const DEFAULT_BODY_LIMIT = 1024 * 1024
-export const DEFAULT_WRITE_TIMEOUT = 30_000
-export const DEFAULT_MAX_PIPELINED = 32
-export const DEFAULT_MAX_HELD_BYTES = 256 * 1024 * 1024
 
 const plantStore: FastifyPluginAsync<PlantStoreOptions> = async function plantStore (fastify, options) {
   const tokens = (options.tokens ?? []).filter((token) => token.length > 0)

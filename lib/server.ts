@@ -1,12 +1,15 @@
 // The standalone server: the one place that reads the environment, handles
 // signals and listens. Everything else is the plugin's.
-import { randomBytes, randomUUID } from 'node:crypto'
+import { randomUUID } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
 import closeWithGrace from 'close-with-grace'
 import Fastify, { LogController } from 'fastify'
 import { ConfigError, loadConfig, usage } from './config.ts'
+import { TokenFileError, generatedToken } from './generated-token.ts'
 import { defaultMaxConnections, edgeServerOptions, guardEdge } from './http-edge.ts'
+import { DRAIN_SERVER_OPTIONS, drain } from './lifecycle.ts'
 import plantStore from './plugin.ts'
+import { redactedUrl, sqlitePath } from './stores/open-store.ts'
 
 function fail (message: string): never {
   process.stderr.write(`plant-store: ${message}\n`)
@@ -27,14 +30,26 @@ try {
   if (err instanceof ConfigError) fail(`configuration error: ${err.message}`)
   throw err
 }
+const { plugin: options, edge } = config
+const databaseFile = sqlitePath(options.database)
 
-let tokens = config.tokens
-if (tokens.length === 0) {
-  // `npm start` works out of the box; the token goes to the terminal once,
+if (options.tokens.length === 0) {
+  // `npm start` works out of the box; the token goes to the terminal,
   // never to the log.
-  tokens = [randomBytes(24).toString('base64url')]
-  process.stderr.write(
-    `plant-store: no PLANT_STORE_TOKENS set; this run accepts the generated token\n\n    ${tokens[0]}\n\n` +
+  let kept
+  try {
+    kept = generatedToken(databaseFile)
+  } catch (err) {
+    if (err instanceof TokenFileError) fail(`configuration error: ${err.message}`)
+    throw err
+  }
+  options.tokens = [kept.token]
+  const where = kept.file === undefined
+    ? `this run accepts the generated token${kept.notKept ? ` (not kept: ${kept.notKept})` : ''}`
+    : kept.created
+      ? `generated a token and kept it in ${kept.file} (readable by its owner only); later runs accept it too`
+      : `accepting the generated token kept in ${kept.file}${kept.exposed ? ' (WARNING: others than its owner may read that file: chmod 600 it)' : ''}`
+  process.stderr.write(`plant-store: no PLANT_STORE_TOKENS set; ${where}\n\n    ${kept.token}\n\n` +
     'plant-store: set PLANT_STORE_TOKENS=token1,token2 to choose your own.\n')
 }
 
@@ -46,26 +61,19 @@ function requestId (request: IncomingMessage): string {
   return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID()
 }
 
-const limits = {
-  maxConnections: config.maxConnections || defaultMaxConnections(),
-  headersTimeout: config.headersTimeout,
-  requestTimeout: config.requestTimeout,
-  keepAliveTimeout: config.keepAliveTimeout
-}
+const limits = { ...edge, maxConnections: edge.maxConnections || defaultMaxConnections() }
 
 const app = Fastify({
   ...edgeServerOptions(limits),
+  ...DRAIN_SERVER_OPTIONS,
   logger: {
-    level: config.logLevel,
+    level: config.log.level,
     redact: { paths: ['req.headers.authorization', 'req.headers.cookie', 'headers.authorization'], censor: '[redacted]' },
-    ...(config.logFormat === 'pretty' && { transport: { target: 'pino-pretty' } })
+    ...(config.log.format === 'pretty' && { transport: { target: 'pino-pretty' } })
   },
   genReqId: requestId,
   // One line per request, written below once the answer is sent.
-  logController: new LogController({ disableRequestLogging: true }),
-  // While closing, requests on open connections are still answered rather
-  // than refused with 503: a drain must not turn into errors.
-  return503OnClosing: false
+  logController: new LogController({ disableRequestLogging: true })
 })
 
 guardEdge(app, limits)
@@ -81,22 +89,16 @@ app.addHook('onResponse', (request, reply, done) => {
   done()
 })
 
+// Where the data is, resolved: a relative file: path lands wherever the
+// process was started.
+app.log.info({ database: databaseFile ?? redactedUrl(options.database) }, 'opening the plant database')
 try {
-  await app.register(plantStore, {
-    // The whole app is the plant store's: its 404s too.
-    notFound: true,
-    tokens,
-    database: config.databaseUrl,
-    bodyLimit: config.bodyLimit,
-    corsOrigins: config.corsOrigins,
-    authFailureLimit: config.authFailureLimit === 0 ? false : { max: config.authFailureLimit, timeWindow: config.authFailureWindow },
-    overload: { maxEventLoopDelay: config.maxEventLoopDelay, maxRssBytes: config.maxRssMb * 1024 * 1024 },
-    writeTimeout: config.writeTimeout,
-    maxHeldBytes: config.maxHeldMb * 1024 * 1024
-  })
+  await app.register(plantStore, options)
   await app.ready()
 } catch (err) {
-  fail(`cannot start: ${(err as Error).message}`)
+  // Errors about the database name the variable that chose it.
+  const { code, message } = err as { code?: string, message: string }
+  fail(`cannot start: ${code?.startsWith('PLANT_STORE_DATABASE') || code === 'PLANT_STORE_UNKNOWN_DATABASE' ? `DATABASE_URL: ${message}` : message}`)
 }
 
 // SIGTERM and SIGINT: stop accepting, finish what is in flight, let the
@@ -104,15 +106,7 @@ try {
 closeWithGrace({ delay: config.shutdownTimeout }, async ({ signal, err }) => {
   if (err) app.log.error({ err }, 'shutting down after an uncaught error')
   else app.log.info({ signal }, 'shutting down')
-  // Connections that finish their last request after close() began would
-  // stay open, idle, for the keep-alive timeout: close them as they idle.
-  const sweep = setInterval(() => app.server.closeIdleConnections(), 100)
-  // Halfway to the deadline, connections still sending a request (a slow
-  // body) are cut, so that they cannot turn a clean exit into a timeout.
-  const cut = setTimeout(() => app.server.closeAllConnections(), config.shutdownTimeout / 2)
-  await app.close()
-  clearInterval(sweep)
-  clearTimeout(cut)
+  await drain(app, config.shutdownTimeout)
 })
 
 try {

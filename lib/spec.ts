@@ -1,5 +1,4 @@
-import { readFile } from 'node:fs/promises'
-import { parse } from 'yaml'
+import { SPEC_JSON } from './spec-document.ts'
 
 export interface OperationObject {
   operationId?: string
@@ -19,10 +18,11 @@ export interface OpenApiDocument {
   [key: string]: unknown
 }
 
-/** spec/plant-store.yaml, found through the package's own exports from source and from dist alike. */
-export const SPEC_URL = new URL(import.meta.resolve('plant-store/spec/plant-store.yaml'))
-
-/** Reads the spec: the single source of the routes, schemas and docs. */
+/**
+ * The spec (spec/plant-store.yaml, embedded by `npm run generate`): the
+ * single source of the routes, schemas and docs. A new copy each time, as
+ * fastify-openapi-glue and @fastify/swagger may change what they are given.
+ */
 export async function loadSpec (): Promise<OpenApiDocument> {
-  return parse(await readFile(SPEC_URL, 'utf8')) as OpenApiDocument
+  return JSON.parse(SPEC_JSON) as OpenApiDocument
 }

@@ -1,33 +1,45 @@
 import t from 'tap'
-import { loadConfig } from '../lib/config.ts'
+import { readFile } from 'node:fs/promises'
+import { ENV_SCHEMA, configurationTable, loadConfig, usage } from '../lib/config.ts'
+import { DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_BODY_LIMIT, DEFAULT_MAX_EVENT_LOOP_DELAY, DEFAULT_MAX_HELD_BYTES, DEFAULT_WRITE_TIMEOUT } from '../lib/defaults.ts'
+import { DEFAULT_EDGE_LIMITS } from '../lib/http-edge.ts'
+
+const MB = 1024 * 1024
 
 t.test('defaults', async (t) => {
   t.same(loadConfig({}), {
     port: 3000,
     host: '127.0.0.1',
-    tokens: [],
-    databaseUrl: 'file:./data/plants.db',
-    logLevel: 'info',
-    logFormat: 'json',
-    bodyLimit: 1048576,
+    log: { level: 'info', format: 'json' },
     shutdownTimeout: 10000,
-    corsOrigins: [],
-    authFailureLimit: 10,
-    authFailureWindow: 60000,
-    maxEventLoopDelay: 1000,
-    maxRssMb: 0,
-    maxConnections: 0,
-    headersTimeout: 10000,
-    requestTimeout: 30000,
-    keepAliveTimeout: 72000,
-    writeTimeout: 30000,
-    maxHeldMb: 256
+    edge: { maxConnections: 0, headersTimeout: 10000, requestTimeout: 30000, keepAliveTimeout: 72000 },
+    plugin: {
+      notFound: true,
+      tokens: [],
+      database: 'file:./data/plants.db',
+      bodyLimit: 1048576,
+      corsOrigins: [],
+      authFailureLimit: { max: 10, timeWindow: 60000 },
+      overload: { maxEventLoopDelay: 1000, maxRssBytes: 0 },
+      writeTimeout: 30000,
+      maxHeldBytes: 256 * MB
+    }
   })
+})
+
+t.test('the defaults are the plugin\'s own', async (t) => {
+  const { plugin } = loadConfig({})
+  t.equal(plugin.bodyLimit, DEFAULT_BODY_LIMIT)
+  t.same(plugin.authFailureLimit, DEFAULT_AUTH_FAILURE_LIMIT)
+  t.same(plugin.overload, { maxEventLoopDelay: DEFAULT_MAX_EVENT_LOOP_DELAY, maxRssBytes: 0 })
+  t.equal(plugin.writeTimeout, DEFAULT_WRITE_TIMEOUT)
+  t.equal(plugin.maxHeldBytes, DEFAULT_MAX_HELD_BYTES)
+  t.match(loadConfig({}).edge, DEFAULT_EDGE_LIMITS)
 })
 
 t.test('each kind of database URL is accepted', async (t) => {
   for (const url of ['memory:', 'file:./data/plants.db', 'file:/var/lib/plants.db', 'file:///var/lib/plants.db', 'postgres://u@h/db', 'postgresql://h:5432/db']) {
-    t.equal(loadConfig({ DATABASE_URL: url }).databaseUrl, url)
+    t.equal(loadConfig({ DATABASE_URL: url }).plugin.database, url)
   }
 })
 
@@ -55,49 +67,70 @@ t.test('every variable is read', async (t) => {
   }), {
     port: 8080,
     host: '0.0.0.0',
-    tokens: ['a', 'b2'],
-    databaseUrl: 'memory:',
-    logLevel: 'debug',
-    logFormat: 'pretty',
-    bodyLimit: 2048,
+    log: { level: 'debug', format: 'pretty' },
     shutdownTimeout: 3000,
-    corsOrigins: ['https://a.example', 'https://b.example'],
-    authFailureLimit: 5,
-    authFailureWindow: 1000,
-    maxEventLoopDelay: 0,
-    maxRssMb: 512,
-    maxConnections: 100,
-    headersTimeout: 2000,
-    requestTimeout: 5000,
-    keepAliveTimeout: 1000,
-    writeTimeout: 3000,
-    maxHeldMb: 64
+    edge: { maxConnections: 100, headersTimeout: 2000, requestTimeout: 5000, keepAliveTimeout: 1000 },
+    plugin: {
+      notFound: true,
+      tokens: ['a', 'b2'],
+      database: 'memory:',
+      bodyLimit: 2048,
+      corsOrigins: ['https://a.example', 'https://b.example'],
+      authFailureLimit: { max: 5, timeWindow: 1000 },
+      overload: { maxEventLoopDelay: 0, maxRssBytes: 512 * MB },
+      writeTimeout: 3000,
+      maxHeldBytes: 64 * MB
+    }
   })
+})
+
+t.test('AUTH_FAILURE_LIMIT=0 turns the limit off', async (t) => {
+  t.equal(loadConfig({ AUTH_FAILURE_LIMIT: '0' }).plugin.authFailureLimit, false)
+})
+
+t.test('every declared variable is read, and only those', async (t) => {
+  const names = Object.keys(ENV_SCHEMA.properties)
+  t.equal(names.length, 19)
+  // A variable the declaration does not name changes nothing.
+  t.same(loadConfig({ PORTS: '1', port: '1' }), loadConfig({}))
+})
+
+t.test('--help and the README table list every variable with its default', async (t) => {
+  const lines = usage().split('\n')
+  const readme = await readFile(new URL('../README.md', import.meta.url), 'utf8')
+  t.ok(readme.includes(configurationTable()), 'README.md holds the current table: run `npm run generate`')
+  for (const [name, schema] of Object.entries(ENV_SCHEMA.properties)) {
+    const fallback = 'default' in schema ? String(schema.default) : undefined
+    const line = lines.find((line) => line.startsWith(`  ${name} `))
+    t.ok(line?.endsWith(fallback === undefined ? '' : `(default: ${fallback})`), `--help: ${line}`)
+    t.ok(configurationTable().includes(`| \`${name}\` | ${fallback === undefined ? 'unset' : `\`${fallback}\``} |`), `table: ${name}`)
+  }
 })
 
 t.test('an empty variable counts as unset', async (t) => {
   t.same(loadConfig({ PORT: '', PLANT_STORE_TOKENS: '' }).port, 3000)
-  t.same(loadConfig({ PLANT_STORE_TOKENS: '' }).tokens, [])
+  t.same(loadConfig({ PLANT_STORE_TOKENS: '' }).plugin.tokens, [])
 })
 
 t.test('each bad value is refused with a message that names the variable', async (t) => {
   const cases: Array<[NodeJS.ProcessEnv, RegExp]> = [
-    [{ PORT: 'abc' }, /^PORT must be integer$/],
-    [{ PORT: '65536' }, /^PORT must be <= 65535$/],
-    [{ PORT: '-1' }, /^PORT must be >= 0$/],
-    [{ LOG_LEVEL: 'loud' }, /^LOG_LEVEL must be equal to one of the allowed values \(fatal, error/],
-    [{ BODY_LIMIT: '0' }, /^BODY_LIMIT must be >= 1$/],
-    [{ BODY_LIMIT: '1.5' }, /^BODY_LIMIT must be integer$/],
-    [{ LOG_FORMAT: 'xml' }, /^LOG_FORMAT must be equal to one of the allowed values \(json, pretty\)$/],
-    [{ SHUTDOWN_TIMEOUT: '0' }, /^SHUTDOWN_TIMEOUT must be >= 1$/],
-    [{ AUTH_FAILURE_LIMIT: '-1' }, /^AUTH_FAILURE_LIMIT must be >= 0$/],
-    [{ MAX_RSS_MB: 'lots' }, /^MAX_RSS_MB must be integer$/],
-    [{ MAX_CONNECTIONS: '-1' }, /^MAX_CONNECTIONS must be >= 0$/],
-    [{ REQUEST_TIMEOUT: '0' }, /^REQUEST_TIMEOUT must be >= 1$/],
+    [{ PORT: 'abc' }, /^PORT must be integer \(got "abc"\)$/],
+    [{ PORT: '65536' }, /^PORT must be <= 65535 \(got "65536"\)$/],
+    [{ PORT: '-1' }, /^PORT must be >= 0 \(got "-1"\)$/],
+    [{ LOG_LEVEL: 'loud' }, /^LOG_LEVEL must be equal to one of the allowed values \(fatal, error.*\) \(got "loud"\)$/],
+    [{ BODY_LIMIT: '0' }, /^BODY_LIMIT must be >= 1 \(got "0"\)$/],
+    [{ BODY_LIMIT: '1.5' }, /^BODY_LIMIT must be integer \(got "1.5"\)$/],
+    [{ LOG_FORMAT: 'xml' }, /^LOG_FORMAT must be equal to one of the allowed values \(json, pretty\) \(got "xml"\)$/],
+    [{ SHUTDOWN_TIMEOUT: '0' }, /^SHUTDOWN_TIMEOUT must be >= 1 \(got "0"\)$/],
+    [{ AUTH_FAILURE_LIMIT: '-1' }, /^AUTH_FAILURE_LIMIT must be >= 0 \(got "-1"\)$/],
+    [{ MAX_RSS_MB: 'lots' }, /^MAX_RSS_MB must be integer \(got "lots"\)$/],
+    [{ MAX_CONNECTIONS: '-1' }, /^MAX_CONNECTIONS must be >= 0 \(got "-1"\)$/],
+    [{ REQUEST_TIMEOUT: '0' }, /^REQUEST_TIMEOUT must be >= 1 \(got "0"\)$/],
     [{ HEADERS_TIMEOUT: '40000' }, /^HEADERS_TIMEOUT must not be longer than REQUEST_TIMEOUT \(40000 > 30000\)$/],
     [{ DATABASE_URL: 'mysql://localhost/x' }, /^DATABASE_URL must be one of file:PATH, postgres:\/\/…, memory: \(got "mysql:\/\/localhost\/x"\)$/],
     [{ DATABASE_URL: 'file:' }, /^DATABASE_URL must be one of/],
     [{ DATABASE_URL: 'postgres://' }, /^DATABASE_URL must be one of/],
+    [{ DATABASE_URL: 'file:/var/lib/plants/' }, /^DATABASE_URL file:\/var\/lib\/plants\/ names a directory: name a file in it, such as file:\/var\/lib\/plants\/plants.db$/],
     [{ PLANT_STORE_TOKENS: 'a,,b' }, /^PLANT_STORE_TOKENS must be a comma-separated list/],
     [{ PLANT_STORE_TOKENS: 'a b' }, /^PLANT_STORE_TOKENS must be a comma-separated list/]
   ]

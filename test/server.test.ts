@@ -1,4 +1,5 @@
 // The standalone server as users run it: configuration, tokens, docs, signals.
+import { chmodSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs'
 import t from 'tap'
 import { call, run, start } from './server-process.ts'
 
@@ -66,6 +67,67 @@ t.test('a bad configuration stops the server with one line that names the variab
     t.match(lines[0], new RegExp(`^plant-store: configuration error: ${variable} `), `${variable}: named`)
     t.notMatch(proc.stderr(), /\n\s+at /, `${variable}: no stack trace`)
   }
+})
+
+t.test('start-up errors say what to change, with the value given', async (t) => {
+  const dir = t.testdir()
+  const cases: Array<[NodeJS.ProcessEnv, RegExp]> = [
+    [{ PORT: 'abc' }, /^plant-store: configuration error: PORT must be integer \(got "abc"\)\n$/],
+    [{ DATABASE_URL: `file:${dir}/` }, /^plant-store: configuration error: DATABASE_URL file:.*\/ names a directory: name a file in it, such as file:.*\/plants\.db\n$/],
+    [{ DATABASE_URL: `file:${dir}` }, /^plant-store: cannot start: DATABASE_URL: The database path .* is a directory/],
+    // A server that refuses the login is not "unavailable for now": retrying cannot help.
+    [{ DATABASE_URL: 'postgres://nobody:secret@127.0.0.1:5432/no_such_db' }, /^plant-store: cannot start: DATABASE_URL: Cannot open the database postgres:\/\/nobody:\*\*\*@127\.0\.0\.1:5432\/no_such_db: .+\n$/]
+  ]
+  for (const [env, message] of cases) {
+    const proc = run({ PLANT_STORE_TOKENS: 'tok', ...env })
+    t.equal(await proc.exited, 1, JSON.stringify(env))
+    t.match(proc.stderr(), message)
+    t.notMatch(proc.stderr(), /secret|\n\s+at /, 'no password, no stack trace')
+  }
+})
+
+t.test('PostgreSQL unreachable at start: it starts, names the database in the log, answers 503 until it can reach it', async (t) => {
+  const server = await start(t, { PLANT_STORE_TOKENS: 'tok', DATABASE_URL: 'postgres://u:secret@127.0.0.1:1/x' })
+  const res = await fetch(`${server.url}/plants`, { headers: { authorization: 'Bearer tok' } })
+  t.equal(res.status, 503)
+  await server.stop()
+  t.match(server.stdout(), /"database":"postgres:\/\/u:\*\*\*@127\.0\.0\.1:1\/x".*cannot be reached yet/)
+  t.notMatch(server.stdout(), /secret/)
+})
+
+t.test('the log says where the data file is, resolved from the working directory', async (t) => {
+  const dir = t.testdir()
+  const server = await start(t, { PLANT_STORE_TOKENS: 'tok', DATABASE_URL: 'file:./data/plants.db' }, { cwd: dir })
+  await server.stop()
+  t.match(server.stdout(), `"database":"${realpathSync(dir)}/data/plants.db"`)
+})
+
+t.test('a generated token is kept beside the SQLite file, for its owner only, and survives a restart', async (t) => {
+  const dir = t.testdir()
+  const env = { DATABASE_URL: `file:${dir}/plants.db` }
+  const first = await start(t, env)
+  const token = /\n\n {4}(\S+)\n\n/.exec(first.stderr())?.[1]
+  t.match(first.stderr(), `generated a token and kept it in ${dir}/plants.db.token`)
+  await first.stop()
+  t.equal(readFileSync(`${dir}/plants.db.token`, 'utf8'), `${token}\n`)
+  t.equal(statSync(`${dir}/plants.db.token`).mode & 0o777, 0o600, 'readable by its owner only')
+
+  const second = await start(t, env)
+  t.match(second.stderr(), `accepting the generated token kept in ${dir}/plants.db.token\n\n    ${token}\n`)
+  const res = await fetch(`${second.url}/plants`, { headers: { authorization: `Bearer ${token}` } })
+  t.equal(res.status, 200, 'the same token works after the restart')
+  await second.stop()
+  t.notOk(second.stdout().includes(token!), 'the token is not in the log')
+
+  chmodSync(`${dir}/plants.db.token`, 0o644)
+  const third = await start(t, env)
+  t.match(third.stderr(), /WARNING: others than its owner may read that file/)
+  await third.stop()
+
+  writeFileSync(`${dir}/plants.db.token`, 'not a token\n')
+  const broken = run(env)
+  t.equal(await broken.exited, 1)
+  t.match(broken.stderr(), /^plant-store: configuration error: .*plants\.db\.token does not hold a token: delete it to have a new one made, or set PLANT_STORE_TOKENS\n$/)
 })
 
 t.test('a port in use stops the server with one line', async (t) => {

@@ -1,7 +1,8 @@
 import { readFile } from 'node:fs/promises'
 import t from 'tap'
 import { loadSpec } from '../lib/spec.ts'
-import { generateTypes } from '../spec/generate-types.ts'
+import { parse } from 'yaml'
+import { derived } from '../spec/generate.ts'
 
 const spec = await loadSpec() as Record<string, any>
 
@@ -48,7 +49,14 @@ t.test('every status the service adds answers an Error body', async (t) => {
   t.match(spec.info.description, /`error` field is\s+the HTTP status code/, 'the meaning of `error` is written down')
 })
 
-t.test('lib/api-types.ts is generated from the current spec', async (t) => {
-  const committed = await readFile(new URL('../lib/api-types.ts', import.meta.url), 'utf8')
-  t.equal(committed, await generateTypes(), 'run `npm run generate` after changing the spec')
+t.test('what derives from the spec and the configuration is up to date', async (t) => {
+  t.equal(derived.length, 3, 'types, the embedded spec, the README table')
+  for (const { file, make } of derived) {
+    t.equal(await readFile(file, 'utf8'), await make(), `${file.pathname}: run \`npm run generate\``)
+  }
+})
+
+t.test('the spec the service serves is the YAML file, whatever it was installed as', async (t) => {
+  t.same(spec, parse(await readFile(new URL('../spec/plant-store.yaml', import.meta.url), 'utf8')))
+  t.not(await loadSpec(), await loadSpec(), 'each caller gets its own copy to change')
 })

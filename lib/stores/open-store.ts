@@ -1,7 +1,7 @@
 import { resolve } from 'node:path'
 import type { FastifyBaseLogger } from 'fastify'
 import { MemoryStore } from './memory-store.ts'
-import { UnknownDatabaseError } from '../errors.ts'
+import { DatabaseOpenError, DatabasePathError, UnknownDatabaseError } from '../errors.ts'
 import type { PlantStorage } from './plant-storage.ts'
 
 /** Where plants go when nothing is configured: a SQLite file. */
@@ -17,9 +17,30 @@ function kindOf (url: string): 'memory' | 'postgres' | 'file' | undefined {
   return undefined
 }
 
-/** Whether `openStore` knows what to do with this URL. */
-export function isDatabaseUrl (url: string): boolean {
-  return kindOf(url) !== undefined
+/** The SQLite file a `file:` URL names (relative to the working directory), if it is one. */
+export function sqlitePath (url: string): string | undefined {
+  if (kindOf(url) !== 'file') return undefined
+  // file:PATH, relative to the working directory, or a file:/// URL.
+  return resolve(url.startsWith('file://') ? new URL(url).pathname : url.slice('file:'.length))
+}
+
+/** A database URL fit for a log line or a message: no password. */
+export function redactedUrl (url: string): string {
+  if (kindOf(url) !== 'postgres') return url
+  try {
+    const parsed = new URL(url)
+    if (parsed.password !== '') parsed.password = '***'
+    return parsed.href
+  } catch {
+    return 'postgres://…'
+  }
+}
+
+/** What is wrong with a database URL, if anything: a sentence naming it. */
+export function databaseUrlProblem (url: string): string | undefined {
+  if (kindOf(url) === undefined) return `must be one of ${DATABASE_URL_FORMS.join(', ')} (got "${url}")`
+  if (kindOf(url) === 'file' && url.endsWith('/')) return `${url} names a directory: name a file in it, such as ${url}plants.db`
+  return undefined
 }
 
 export interface OpenStoreOptions {
@@ -34,12 +55,16 @@ export async function openStore (url: string, { log }: OpenStoreOptions = {}): P
     // The database backends load on demand: a server on SQLite never loads pg.
     case 'postgres': {
       const { PostgresStore } = await import('./postgres-store.ts')
-      return PostgresStore.open(url, { log })
+      try {
+        return await PostgresStore.open(url, { log: log?.child({ database: redactedUrl(url) }) })
+      } catch (err) {
+        throw new DatabaseOpenError(redactedUrl(url), (err as Error).message)
+      }
     }
     case 'file': {
       const { SqliteStore } = await import('./sqlite-store.ts')
-      // file:PATH, relative to the working directory, or a file:/// URL.
-      return SqliteStore.open(resolve(url.startsWith('file://') ? new URL(url).pathname : url.slice('file:'.length)), { log })
+      if (url.endsWith('/')) throw new DatabasePathError(url)
+      return SqliteStore.open(sqlitePath(url)!, { log })
     }
   }
   throw new UnknownDatabaseError(url, DATABASE_URL_FORMS.join(', '))

@@ -1,0 +1,11 @@
+// The plugin's defaults, in a module of their own: the plugin applies
+// them, and the server's configuration (config.ts) states them, without
+// either loading the other.
+
+export const DEFAULT_BODY_LIMIT = 1024 * 1024
+/** Failed authentications per client address and window before 429. */
+export const DEFAULT_AUTH_FAILURE_LIMIT = { max: 10, timeWindow: 60_000 }
+export const DEFAULT_MAX_EVENT_LOOP_DELAY = 1000
+export const DEFAULT_WRITE_TIMEOUT = 30_000
+export const DEFAULT_MAX_PIPELINED = 32
+export const DEFAULT_MAX_HELD_BYTES = 256 * 1024 * 1024

@@ -1,0 +1,89 @@
+// Derives what must follow spec/plant-store.yaml and the configuration
+// declaration, so that none of it is written by hand:
+// - lib/api-types.ts: the service's request and response types;
+// - lib/spec-document.ts: the spec itself, embedded, so that the package
+//   finds it wherever it is installed, renamed or bundled;
+// - the configuration table of README.md (from lib/config.ts).
+// `--check` exits 1, naming the file, when a committed one no longer matches.
+import { readFile, writeFile } from 'node:fs/promises'
+import openapiTS, { astToString, COMMENT_HEADER } from 'openapi-typescript'
+import ts from 'typescript'
+import { parse } from 'yaml'
+import { configurationTable } from '../lib/config.ts'
+
+const spec = new URL('./plant-store.yaml', import.meta.url)
+
+// int64 values reach the service as bigint (see lib/int64.ts): JSON
+// numbers lose digits above 2^53.
+const BIGINT = ts.factory.createKeywordTypeNode(ts.SyntaxKind.BigIntKeyword)
+
+// The names of int64 properties, for the client's JSON reader.
+function int64Names (node: unknown, names = new Set<string>()): Set<string> {
+  if (Array.isArray(node)) for (const item of node) int64Names(item, names)
+  else if (typeof node === 'object' && node !== null) {
+    const { properties } = node as { properties?: Record<string, { format?: string }> }
+    for (const [name, schema] of Object.entries(properties ?? {})) if (schema.format === 'int64') names.add(name)
+    for (const value of Object.values(node)) int64Names(value, names)
+  }
+  return names
+}
+
+export async function generateTypes (): Promise<string> {
+  const ast = await openapiTS(spec, {
+    silent: true,
+    transform (schema) {
+      return schema.format === 'int64' ? BIGINT : undefined
+    }
+  })
+  const names = [...int64Names(parse(await readFile(spec, 'utf8')))].sort()
+  return COMMENT_HEADER + astToString(ast) +
+    `\n/** Properties whose schema is an int64: read as bigint. */\nexport const int64Properties: ReadonlySet<string> = new Set(${JSON.stringify(names)})\n`
+}
+
+export async function generateSpecDocument (): Promise<string> {
+  const document = parse(await readFile(spec, 'utf8'))
+  return [
+    '// Generated from spec/plant-store.yaml by `npm run generate`; do not edit.',
+    '// The spec travels inside the code: no file to find at run time.',
+    '',
+    `export const SPEC_JSON = ${JSON.stringify(JSON.stringify(document))}`,
+    ''
+  ].join('\n')
+}
+
+const TABLE_START = '<!-- configuration: generated from lib/config.ts by `npm run generate` -->'
+const TABLE_END = '<!-- /configuration -->'
+
+/** README.md with its configuration table made anew from the declaration. */
+export async function generateReadme (readme: string): Promise<string> {
+  const start = readme.indexOf(TABLE_START)
+  const end = readme.indexOf(TABLE_END)
+  if (start === -1 || end < start) throw new Error(`README.md has no ${TABLE_START} … ${TABLE_END} block`)
+  return `${readme.slice(0, start + TABLE_START.length)}\n${configurationTable()}\n${readme.slice(end)}`
+}
+
+const README = new URL('../README.md', import.meta.url)
+
+/** Each derived file: where it goes and what it should hold now. */
+export const derived: Array<{ file: URL, make: () => Promise<string> }> = [
+  { file: new URL('../lib/api-types.ts', import.meta.url), make: generateTypes },
+  { file: new URL('../lib/spec-document.ts', import.meta.url), make: generateSpecDocument },
+  { file: README, make: async () => generateReadme(await readFile(README, 'utf8')) }
+]
+
+if (import.meta.main) {
+  const check = process.argv.includes('--check')
+  let stale = false
+  for (const { file, make } of derived) {
+    const wanted = await make()
+    const committed = await readFile(file, 'utf8').catch(() => '')
+    if (committed === wanted) continue
+    if (check) {
+      console.error(`${new URL(file).pathname.split('/').slice(-2).join('/')} is out of date: run \`npm run generate\``)
+      stale = true
+    } else {
+      await writeFile(file, wanted)
+    }
+  }
+  if (stale) process.exit(1)
+}
