@@ -35,13 +35,12 @@ export async function migrateSqlite (db: DatabaseSync): Promise<void> {
  * rather than failing. The reader's connection is read-only: it never
  * creates the file nor changes its mode.
  */
-export function configureSqlite (db: DatabaseSync, { writer }: { writer: boolean }, pragmas: Record<string, string | number> = {}): void {
+export function configureSqlite (db: DatabaseSync, { writer }: { writer: boolean }): void {
   db.exec('PRAGMA busy_timeout = 5000')
   if (writer) {
     db.exec('PRAGMA journal_mode = WAL')
     db.exec('PRAGMA synchronous = FULL')
   }
-  for (const [name, value] of Object.entries(pragmas)) db.exec(`PRAGMA ${name} = ${value}`)
 }
 
 // SQLite result codes (the primary code, the low byte) that mean "not now"

@@ -5,20 +5,17 @@
 // locked, missing directory) leaves the store answering 503 until it can:
 // each connection is opened again once its error clears, no restart needed.
 import { mkdir, stat } from 'node:fs/promises'
-import { dirname, extname } from 'node:path'
+import { dirname } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
 import type { StatementSync } from 'node:sqlite'
-import { fileURLToPath } from 'node:url'
 import { Worker } from 'node:worker_threads'
 import type { FastifyBaseLogger } from 'fastify'
 import { DatabasePathError, StoreUnavailableError } from '../errors.ts'
 import { FILE_REPLACED, FILE_REPLACED_MESSAGE, FileIdentity, configureSqlite, needsNewConnection, unavailableReason } from './sqlite-schema.ts'
-import type { Write, WriteError, WriteReply, WriteRequest, WriterData, WriterMessage } from './sqlite-writer.ts'
+import { WRITER_URL, writerData } from './sqlite-writer.ts'
+import type { Write, WriteError, WriteReply, WriteRequest, WriterMessage } from './sqlite-writer.ts'
 import { plantOf } from './plant-storage.ts'
 import type { CreateOutcome, ListOptions, PlantStorage, StoredPlant } from './plant-storage.ts'
-
-// From the sources the writer is sqlite-writer.ts, from dist sqlite-writer.js.
-const WRITER = new URL(`./sqlite-writer${extname(fileURLToPath(import.meta.url))}`, import.meta.url)
 
 // After a connection failed to open, another try waits this long: a
 // database that stays read-only must not cost a worker start per request.
@@ -47,14 +44,11 @@ interface Reader {
 }
 
 export interface SqliteStoreOptions {
-  /** Extra PRAGMAs for both connections, e.g. { max_page_count: 100 }. */
-  pragmas?: Record<string, string | number>
   log?: FastifyBaseLogger
 }
 
 export class SqliteStore implements PlantStorage {
   readonly #path: string
-  readonly #options: SqliteStoreOptions
   readonly #pending = new Map<number, { resolve: (value: CreateOutcome | boolean) => void, reject: (err: Error) => void }>()
   #worker: Promise<Worker> | undefined
   #writerDown: { error: Error, until: number } | undefined
@@ -62,13 +56,11 @@ export class SqliteStore implements PlantStorage {
   #readerDown: { error: Error, until: number } | undefined
   #outbox: WriteRequest[] = []
   #seq = 0
-  #commits = 0
   #closed = false
   #fileReplaced = false
 
-  private constructor (path: string, options: SqliteStoreOptions) {
+  private constructor (path: string) {
     this.#path = path
-    this.#options = options
   }
 
   /**
@@ -79,7 +71,7 @@ export class SqliteStore implements PlantStorage {
   static async open (path: string, options: SqliteStoreOptions = {}): Promise<SqliteStore> {
     if (await stat(path).then((stats) => stats.isDirectory(), () => false)) throw new DatabasePathError(path)
     await mkdir(dirname(path), { recursive: true })
-    const store = new SqliteStore(path, options)
+    const store = new SqliteStore(path)
     // The writer creates and migrates the schema before anything reads it.
     try {
       await store.#writer()
@@ -90,11 +82,6 @@ export class SqliteStore implements PlantStorage {
     return store
   }
 
-  /** Transactions committed so far: fewer than writes when group commit works. */
-  get commits (): number {
-    return this.#commits
-  }
-
   // Started on first use and again after it stopped, so that the store heals.
   #writer (): Promise<Worker> {
     if (this.#writerDown !== undefined && Date.now() < this.#writerDown.until) return Promise.reject(this.#writerDown.error)
@@ -103,7 +90,7 @@ export class SqliteStore implements PlantStorage {
         this.#writerDown = { error, until: Date.now() + REOPEN_DELAY_MS }
         reject(error)
       }
-      const worker = new Worker(WRITER, { workerData: { path: this.#path, pragmas: this.#options.pragmas } satisfies WriterData })
+      const worker = new Worker(WRITER_URL, { workerData: writerData(this.#path) })
       worker.on('message', (message: WriterMessage) => {
         if (message.type === 'ready') {
           this.#writerDown = undefined
@@ -111,7 +98,7 @@ export class SqliteStore implements PlantStorage {
         } else if (message.type === 'failed') {
           fail(toStoreError(message.error))
         } else {
-          this.#settle(message.replies, message.commits)
+          this.#settle(message.replies)
         }
       })
       worker.on('error', (err) => fail(new StoreUnavailableError(`writer failed: ${err.message}`)))
@@ -126,8 +113,7 @@ export class SqliteStore implements PlantStorage {
     return this.#worker
   }
 
-  #settle (replies: WriteReply[], commits: number): void {
-    this.#commits = commits
+  #settle (replies: WriteReply[]): void {
     for (const reply of replies) {
       const pending = this.#pending.get(reply.seq)
       this.#pending.delete(reply.seq)
@@ -180,7 +166,7 @@ export class SqliteStore implements PlantStorage {
     if (this.#readerDown !== undefined && Date.now() < this.#readerDown.until) throw this.#readerDown.error
     try {
       const db = new DatabaseSync(this.#path, { readOnly: true })
-      configureSqlite(db, { writer: false }, this.#options.pragmas)
+      configureSqlite(db, { writer: false })
       const prepare = (sql: string) => {
         const statement = db.prepare(sql)
         statement.setReadBigInts(true)

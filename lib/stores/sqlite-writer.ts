@@ -3,8 +3,15 @@
 // commits every write that arrived meanwhile in one transaction (group
 // commit): one fsync for many creates. One write's failure is its own: the
 // others of its transaction still commit.
+//
+// The store starts this module's own file (WRITER_URL) as the worker: no
+// file name to derive. Bundled, this module's code runs when its chunk is
+// loaded: a bundler must split at the store's dynamic import (Rollup and
+// webpack do; esbuild with --splitting), so that the worker loads the
+// store's chunk and not the host app.
 import { DatabaseSync } from 'node:sqlite'
-import { parentPort, workerData } from 'node:worker_threads'
+import { isMainThread, parentPort, workerData } from 'node:worker_threads'
+import type { MessagePort } from 'node:worker_threads'
 import { FILE_REPLACED, FILE_REPLACED_MESSAGE, FileIdentity, configureSqlite, migrateSqlite, needsNewConnection } from './sqlite-schema.ts'
 import { outcomeOver } from './plant-storage.ts'
 import type { CreateOutcome, PlantContent, StoredPlant } from './plant-storage.ts'
@@ -21,105 +28,119 @@ export type WriteReply =
 export type WriterMessage =
   | { type: 'ready' }
   | { type: 'failed', error: WriteError }
-  | { type: 'written', replies: WriteReply[], commits: number }
+  | { type: 'written', replies: WriteReply[] }
+
+const ROLE = 'plant-store:sqlite-writer'
 
 export interface WriterData {
+  role: typeof ROLE
   path: string
-  pragmas?: Record<string, string | number>
 }
 
-const port = parentPort!
-const { path, pragmas } = workerData as WriterData
+/** What the store starts as its writer thread: this file, wherever it is. */
+export const WRITER_URL = new URL(import.meta.url)
+
+export function writerData (path: string): WriterData {
+  return { role: ROLE, path }
+}
 
 function describe (err: unknown): WriteError {
   const { message, errcode } = err as WriteError
   return { message, errcode }
 }
 
-let db: DatabaseSync
-let file: FileIdentity
-try {
-  db = new DatabaseSync(path)
-  configureSqlite(db, { writer: true }, pragmas)
-  await migrateSqlite(db)
-  // A file SQLite could only open read-only still opens, and even begins
-  // transactions: a write that changes nothing proves it can be written.
-  const { user_version: version } = db.prepare('PRAGMA user_version').get() as { user_version: number }
-  db.exec(`PRAGMA user_version = ${version}`)
-  file = new FileIdentity(path)
-} catch (err) {
-  port.postMessage({ type: 'failed', error: describe(err) } satisfies WriterMessage)
-  process.exit(1)
-}
-
-const insert = db.prepare('INSERT INTO plants (id, name, tag) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING')
-const select = db.prepare('SELECT name, tag FROM plants WHERE id = ?')
-const remove = db.prepare('DELETE FROM plants WHERE id = ?')
-let commits = 0
-
-function create (plant: StoredPlant): CreateOutcome {
-  if (insert.run(plant.id, plant.name, plant.tag ?? null).changes === 1) return 'created'
-  return outcomeOver(select.get(plant.id) as unknown as PlantContent, plant)
-}
-
-function apply (request: WriteRequest): CreateOutcome | boolean {
-  return request.op === 'create' ? create(request.plant) : remove.run(request.id).changes === 1
-}
-
-// Every write of the batch in one transaction. A write that fails alone
-// (a constraint, a value the database refuses) leaves the transaction
-// open: SQLite undoes just that statement, and the others commit. An error
-// that ends the transaction (disk full, I/O) fails every write of it.
-function commit (batch: WriteRequest[]): WriteReply[] {
-  if (!file.unchanged()) return batch.map(({ seq }) => ({ seq, error: { message: FILE_REPLACED_MESSAGE, errcode: FILE_REPLACED } }))
-  const replies: WriteReply[] = []
+async function serve (port: MessagePort, path: string): Promise<void> {
+  let db: DatabaseSync
+  let file: FileIdentity
   try {
-    db.exec('BEGIN IMMEDIATE')
-    for (const request of batch) {
-      try {
-        replies.push({ seq: request.seq, result: apply(request) })
-      } catch (err) {
-        if (!db.isTransaction) throw err
-        replies.push({ seq: request.seq, error: describe(err) })
-      }
-    }
-    db.exec('COMMIT')
-    commits++
-    return replies
+    db = new DatabaseSync(path)
+    configureSqlite(db, { writer: true })
+    await migrateSqlite(db)
+    // A file SQLite could only open read-only still opens, and even begins
+    // transactions: a write that changes nothing proves it can be written.
+    const { user_version: version } = db.prepare('PRAGMA user_version').get() as { user_version: number }
+    db.exec(`PRAGMA user_version = ${version}`)
+    file = new FileIdentity(path)
   } catch (err) {
-    if (db.isTransaction) db.exec('ROLLBACK')
-    const error = describe(err)
-    return batch.map(({ seq }) => ({ seq, error }))
-  }
-}
-
-let queue: WriteRequest[] = []
-
-function flush (): void {
-  const batch = queue
-  if (batch.length === 0) return
-  queue = []
-  const replies = commit(batch)
-  port.postMessage({ type: 'written', replies, commits } satisfies WriterMessage)
-  // A connection opened read-only, or whose file went away, stays so: the
-  // store starts a new writer for the next write, which sees the fix.
-  if (replies.some((reply) => 'error' in reply && needsNewConnection(reply.error.errcode))) {
-    db.close()
+    port.postMessage({ type: 'failed', error: describe(err) } satisfies WriterMessage)
     process.exit(1)
   }
+
+  const insert = db.prepare('INSERT INTO plants (id, name, tag) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING')
+  const select = db.prepare('SELECT name, tag FROM plants WHERE id = ?')
+  const remove = db.prepare('DELETE FROM plants WHERE id = ?')
+
+  function create (plant: StoredPlant): CreateOutcome {
+    if (insert.run(plant.id, plant.name, plant.tag ?? null).changes === 1) return 'created'
+    return outcomeOver(select.get(plant.id) as unknown as PlantContent, plant)
+  }
+
+  function apply (request: WriteRequest): CreateOutcome | boolean {
+    return request.op === 'create' ? create(request.plant) : remove.run(request.id).changes === 1
+  }
+
+  // Every write of the batch in one transaction. A write that fails alone
+  // (a constraint, a value the database refuses) leaves the transaction
+  // open: SQLite undoes just that statement, and the others commit. An error
+  // that ends the transaction (disk full, I/O) fails every write of it.
+  function commit (batch: WriteRequest[]): WriteReply[] {
+    if (!file.unchanged()) return batch.map(({ seq }) => ({ seq, error: { message: FILE_REPLACED_MESSAGE, errcode: FILE_REPLACED } }))
+    const replies: WriteReply[] = []
+    try {
+      db.exec('BEGIN IMMEDIATE')
+      for (const request of batch) {
+        try {
+          replies.push({ seq: request.seq, result: apply(request) })
+        } catch (err) {
+          if (!db.isTransaction) throw err
+          replies.push({ seq: request.seq, error: describe(err) })
+        }
+      }
+      db.exec('COMMIT')
+      return replies
+    } catch (err) {
+      if (db.isTransaction) db.exec('ROLLBACK')
+      const error = describe(err)
+      return batch.map(({ seq }) => ({ seq, error }))
+    }
+  }
+
+  let queue: WriteRequest[] = []
+
+  function flush (): void {
+    const batch = queue
+    if (batch.length === 0) return
+    queue = []
+    const replies = commit(batch)
+    port.postMessage({ type: 'written', replies } satisfies WriterMessage)
+    // A connection opened read-only, or whose file went away, stays so: the
+    // store starts a new writer for the next write, which sees the fix.
+    if (replies.some((reply) => 'error' in reply && needsNewConnection(reply.error.errcode))) {
+      db.close()
+      process.exit(1)
+    }
+  }
+
+  port.on('message', (requests: WriteRequest[] | 'close') => {
+    if (requests === 'close') {
+      flush()
+      db.close()
+      port.close()
+      return
+    }
+    const idle = queue.length === 0
+    queue.push(...requests)
+    // Requests that arrive before the next turn of the loop join this batch.
+    if (idle) setImmediate(flush)
+  })
+
+  port.postMessage({ type: 'ready' } satisfies WriterMessage)
 }
 
-port.on('message', (requests: WriteRequest[] | 'close') => {
-  if (requests === 'close') {
-    flush()
-    db.close()
-    port.close()
-    return
-  }
-  const idle = queue.length === 0
-  queue.push(...requests)
-  // Requests that arrive before the next turn of the loop join this batch.
-  if (idle) setImmediate(flush)
-})
-
-port.postMessage({ type: 'ready' } satisfies WriterMessage)
+// (In the store's thread this module only lends its URL and types.)
+if (!isMainThread && (workerData as WriterData | undefined)?.role === ROLE) {
+  serve(parentPort!, (workerData as WriterData).path).catch((err: Error) => {
+    parentPort!.postMessage({ type: 'failed', error: describe(err) } satisfies WriterMessage)
+    process.exit(1)
+  })
+}
