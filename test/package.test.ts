@@ -2,7 +2,7 @@
 // installed into a fresh Fastify app (npm only, from the registry's cache),
 // type-checked as TypeScript, run as an ES module and as CommonJS.
 import { execFile } from 'node:child_process'
-import { readdir, writeFile } from 'node:fs/promises'
+import { readFile, readdir, rename, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
@@ -46,6 +46,22 @@ async function main () {
   await app.close()
 }
 main()
+`,
+    // Installed under another name, bundled: nothing may find its files by
+    // the package's name or its layout. On SQLite, so that the writer
+    // thread has to be found too.
+    'sqlite-host.mjs': `import Fastify from 'fastify'
+import plantStore from '%PACKAGE%'
+import { DatabaseSync } from 'node:sqlite'
+
+const file = process.argv[2]
+const app = Fastify()
+await app.register(plantStore, { prefix: '/api', tokens: ['host-token'], database: 'file:' + file, docs: false })
+const res = await app.inject({ method: 'POST', url: '/api/plants', headers: { authorization: 'Bearer host-token', 'content-type': 'application/json' }, payload: '{"id":9007199254740993,"name":"Fern"}' })
+await app.close()
+const db = new DatabaseSync(file, { readOnly: true })
+const stored = db.prepare('SELECT CAST(id AS TEXT) AS id, name FROM plants').all().map((row) => row.id + ' ' + row.name)
+console.log(res.statusCode, res.body, stored.join())
 `
   }
 })
@@ -62,7 +78,8 @@ t.test('npm pack: the built package, nothing of its tests or benchmark', async (
   }
   t.same(paths.filter((path) => !/^(dist\/|spec\/plant-store\.yaml$|package\.json$|README\.md$|LICENSE)/.test(path)), [], 'nothing else')
   t.same(paths.filter((path) => /^dist\/(test|bench)\/|\.ts$/.test(path) && !path.endsWith('.d.ts')), [], 'no tests, no benchmark, no sources')
-  await npm(['install', '--prefer-offline', join(dir, filename), 'fastify@^5'], app)
+  // Twice: as itself, and renamed (an alias, as a fork or a scoped copy would be).
+  await npm(['install', '--prefer-offline', join(dir, filename), `renamed-plants@file:${join(dir, filename)}`, 'fastify@^5'], app)
   t.ok((await readdir(join(app, 'node_modules'))).includes('plant-store'), 'installed into a fresh app')
 })
 
@@ -83,4 +100,32 @@ t.test('a CommonJS host app requires it', async (t) => {
 t.test('the bin installed with it', async (t) => {
   const { stdout } = await run(process.execPath, [join(app, 'node_modules/plant-store/dist/lib/bin.js'), '--help'], { cwd: app })
   t.match(stdout, /^Usage: plant-store/)
+})
+
+const sqliteHost = async (name: string, file: string) => {
+  await writeFile(file, (await readFile(join(app, 'sqlite-host.mjs'), 'utf8')).replace('%PACKAGE%', name))
+  return file
+}
+
+t.test('installed under another name, it finds its spec and its SQLite writer', async (t) => {
+  const script = await sqliteHost('renamed-plants', join(app, 'renamed-host.mjs'))
+  const { stdout } = await run(process.execPath, [script, join(dir, 'renamed.db')], { cwd: app })
+  t.equal(stdout.trim(), '200 {"name":"Fern"} 9007199254740993 Fern', 'created, and in the file')
+})
+
+t.test('bundled with the host app (esbuild, split at dynamic imports), without its package on disk', async (t) => {
+  const script = await sqliteHost('plant-store', join(app, 'bundled-host.mjs'))
+  // Its own code is bundled; its dependencies stay packages, as they read
+  // files of their own (fastify-openapi-glue its schemas, Swagger UI its assets).
+  const { dependencies } = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as { dependencies: Record<string, string> }
+  const esbuild = fileURLToPath(new URL('../node_modules/.bin/esbuild', import.meta.url))
+  const out = join(app, 'bundle')
+  await run(esbuild, [script, '--bundle', '--splitting', '--format=esm', '--platform=node', `--outdir=${out}`, '--log-level=warning',
+    ...Object.keys(dependencies).map((name) => `--external:${name}`)])
+  t.ok((await readdir(out)).some((file) => file.startsWith('sqlite-store-')), 'the store is a chunk of its own')
+  // Out of reach: the bundle may not read the installed package's files.
+  await rename(join(app, 'node_modules/plant-store'), join(dir, 'plant-store-away'))
+  t.teardown(() => rename(join(dir, 'plant-store-away'), join(app, 'node_modules/plant-store')))
+  const { stdout } = await run(process.execPath, [join(out, 'bundled-host.js'), join(dir, 'bundled.db')], { cwd: app })
+  t.equal(stdout.trim(), '200 {"name":"Fern"} 9007199254740993 Fern', 'created, and in the file')
 })
