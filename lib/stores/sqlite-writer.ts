@@ -66,17 +66,25 @@ async function serve (port: MessagePort, path: string): Promise<void> {
     process.exit(1)
   }
 
-  const insert = db.prepare('INSERT INTO plants (id, name, tag) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING')
-  const select = db.prepare('SELECT name, tag FROM plants WHERE id = ?')
-  const remove = db.prepare('DELETE FROM plants WHERE id = ?')
+  // Every statement reads integers as bigints: run() reports the last
+  // inserted rowid, an id, which Node 26 refuses to turn into a number
+  // past 2^53 (Node 24 rounds it silently).
+  const prepare = (sql: string) => {
+    const statement = db.prepare(sql)
+    statement.setReadBigInts(true)
+    return statement
+  }
+  const insert = prepare('INSERT INTO plants (id, name, tag) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING')
+  const select = prepare('SELECT name, tag FROM plants WHERE id = ?')
+  const remove = prepare('DELETE FROM plants WHERE id = ?')
 
   function create (plant: StoredPlant): CreateOutcome {
-    if (insert.run(plant.id, plant.name, plant.tag ?? null).changes === 1) return 'created'
+    if (Number(insert.run(plant.id, plant.name, plant.tag ?? null).changes) === 1) return 'created'
     return outcomeOver(select.get(plant.id) as unknown as PlantContent, plant)
   }
 
   function apply (request: WriteRequest): CreateOutcome | boolean {
-    return request.op === 'create' ? create(request.plant) : remove.run(request.id).changes === 1
+    return request.op === 'create' ? create(request.plant) : Number(remove.run(request.id).changes) === 1
   }
 
   // Every write of the batch in one transaction. A write that fails alone
