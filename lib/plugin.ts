@@ -232,5 +232,6 @@ export default fp(plantStore, { name: 'plant-store', fastify: '5.x', encapsulate
 export { PlantService }
 export { MemoryStore } from './stores/memory-store.ts'
 export { DEFAULT_EDGE_LIMITS, defaultMaxConnections, edgeServerOptions, guardEdge } from './http-edge.ts'
+export { DRAIN_SERVER_OPTIONS, drain } from './lifecycle.ts'
 export type { EdgeLimits } from './http-edge.ts'
 export type { CreateOutcome, ListOptions, PlantStorage, StoredPlant } from './stores/plant-storage.ts'

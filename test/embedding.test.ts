@@ -115,6 +115,24 @@ t.test('a host app can give its server the standalone edge', async (t) => {
   t.equal((await fetch(`${url}/api/healthz`)).status, 200)
 })
 
+t.test('a host app stops as the server does: drain cuts an upload that never ends, halfway to its deadline', async (t) => {
+  const { DRAIN_SERVER_OPTIONS, drain } = await import('../lib/plugin.ts')
+  const app = Fastify({ ...DRAIN_SERVER_OPTIONS })
+  await app.register(plantStore, { prefix: '/api', tokens: [TOKEN], database: 'memory:', overload: false })
+  const url = await app.listen({ port: 0, host: '127.0.0.1' })
+  const { connect } = await import('node:net')
+  const socket = connect(Number(new URL(url).port), '127.0.0.1')
+  t.teardown(() => socket.destroy())
+  socket.on('error', () => {})
+  // Authorized, 1000 bytes announced, one sent: app.close() alone would wait for the rest.
+  socket.write(`POST /api/plants HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{`)
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  const started = Date.now()
+  await drain(app, 2000)
+  const took = Date.now() - started
+  t.ok(took >= 900 && took < 1900, `closed after ${took} ms: at half the 2000 ms deadline`)
+})
+
 t.test('at the root, the plugin leaves the host its 404s, and answers 405 on its own paths', async (t) => {
   const app = Fastify()
   await app.register(plantStore, { tokens: [TOKEN], database: 'memory:', overload: false })
