@@ -12,7 +12,7 @@ import type { EdgeLimits } from './http-edge.ts'
 import type { PlantStoreOptions } from './plugin.ts'
 import { DEFAULT_DATABASE_URL, databaseUrlProblem } from './stores/open-store.ts'
 
-export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 const MB = 1024 * 1024
 
 /** Every variable the server reads: validation, types, `--help` and the README table read this. */

@@ -37,7 +37,7 @@ export const DEFAULT_EDGE_LIMITS = { headersTimeout: 10_000, requestTimeout: 30_
 const IDLE_TIMEOUT = 60_000
 
 /** Node's default; the request line and headers together may not exceed it. */
-export const MAX_HEADER_SIZE = 16 * 1024
+const MAX_HEADER_SIZE = 16 * 1024
 // How often Node looks for connections past their header or request
 // deadline: a stuck request is gone within its timeout plus this.
 const CONNECTIONS_CHECK_INTERVAL = 1000
@@ -49,7 +49,7 @@ const DEFAULT_DESCRIPTOR_LIMIT = 1024
 const MAX_DEFAULT_CONNECTIONS = 10_000
 
 /** The soft limit on open file descriptors (`ulimit -n`), where the system says. */
-export function descriptorLimit (): number | undefined {
+function descriptorLimit (): number | undefined {
   try {
     const line = /^Max open files\s+(\d+)/m.exec(readFileSync('/proc/self/limits', 'utf8'))
     return line ? Number(line[1]) : undefined

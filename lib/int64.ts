@@ -8,8 +8,8 @@
 // - out: Fastify's serializer (fast-json-stringify) writes a bigint in an
 //   `integer` schema as its digits, so answers need nothing more.
 
-export const INT64_MIN = -(2n ** 63n)
-export const INT64_MAX = 2n ** 63n - 1n
+const INT64_MIN = -(2n ** 63n)
+const INT64_MAX = 2n ** 63n - 1n
 
 /** The validation message for any value that is not an int64. */
 export const INT64_MESSAGE = `must be an integer from ${INT64_MIN} to ${INT64_MAX}`

@@ -3,7 +3,7 @@
 // feature happens to be missing first (node:sqlite, JSON.rawJSON…).
 
 /** The oldest Node.js major release the package runs on (package.json engines). */
-export const MINIMUM_NODE_MAJOR = 24
+const MINIMUM_NODE_MAJOR = 24
 
 /** Why this Node.js cannot run the package, or undefined when it can. */
 export function unsupportedNode (version = process.versions.node): string | undefined {

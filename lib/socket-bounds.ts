@@ -10,7 +10,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 /** How long a closing connection's late bytes are read and dropped before it is destroyed. */
 export const LINGER_MS = 2000
 /** How many of them, at most: a client that keeps sending is not listening. */
-export const LINGER_BYTES = 1024 * 1024
+const LINGER_BYTES = 1024 * 1024
 
 /** Whether the request has body bytes that nobody has read (yet). */
 export function hasUnreadBody (request: IncomingMessage): boolean {

@@ -15,7 +15,7 @@ import { INT64_MESSAGE, isInt64Schema, toInt64 } from './int64.ts'
 // ajv-formats is CommonJS; its default export arrives wrapped.
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default
 
-export const TEXT_MESSAGE = 'must be Unicode text without NUL characters (U+0000) or unpaired surrogates (U+D800 to U+DFFF)'
+const TEXT_MESSAGE = 'must be Unicode text without NUL characters (U+0000) or unpaired surrogates (U+D800 to U+DFFF)'
 
 function int64Keyword (fromText: boolean): FuncKeywordDefinition {
   const validate: SchemaValidateFunction = (_schema, data, _parentSchema, cxt) => {
@@ -64,7 +64,7 @@ const textKeyword: FuncKeywordDefinition = { keyword: 'x-text', type: 'string', 
  * `x-int64` (their bounds are its range; as JSON numbers they would be
  * rounded), strings by `x-text`. The spec itself is left as written.
  */
-export function prepareSchema (schema: unknown, fromText = false): unknown {
+function prepareSchema (schema: unknown, fromText = false): unknown {
   if (Array.isArray(schema)) return schema.map((item) => prepareSchema(item, fromText))
   if (typeof schema !== 'object' || schema === null) return schema
   const copy: Record<string, unknown> = {}

@@ -8,7 +8,7 @@ import type { PlantStorage } from './plant-storage.ts'
 export const DEFAULT_DATABASE_URL = 'file:./data/plants.db'
 
 /** The database URLs this build can open, as a person would write them. */
-export const DATABASE_URL_FORMS = ['file:PATH', 'postgres://…', 'memory:']
+const DATABASE_URL_FORMS = ['file:PATH', 'postgres://…', 'memory:']
 
 function kindOf (url: string): 'memory' | 'postgres' | 'file' | undefined {
   if (url === 'memory:') return 'memory'

@@ -9,7 +9,7 @@ import { outcomeOver, plantOf } from './plant-storage.ts'
 import type { CreateOutcome, ListOptions, PlantStorage, StoredPlant } from './plant-storage.ts'
 
 /** Applied in order; a released migration is never edited, only added to. */
-export const POSTGRES_MIGRATIONS: readonly string[] = [
+const POSTGRES_MIGRATIONS: readonly string[] = [
   `CREATE TABLE plants (
      id   BIGINT PRIMARY KEY,
      name TEXT NOT NULL,

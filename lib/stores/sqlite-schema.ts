@@ -7,7 +7,7 @@ import type { DatabaseSync, SQLInputValue } from 'node:sqlite'
 import { migrate } from './migrations.ts'
 
 /** Applied in order; a released migration is never edited, only added to. */
-export const SQLITE_MIGRATIONS: readonly string[] = [
+const SQLITE_MIGRATIONS: readonly string[] = [
   `CREATE TABLE plants (
      id   INTEGER PRIMARY KEY,  -- a signed 64-bit integer: the whole int64 range
      name TEXT NOT NULL,

@@ -32,7 +32,7 @@ export type WriterMessage =
 
 const ROLE = 'plant-store:sqlite-writer'
 
-export interface WriterData {
+interface WriterData {
   role: typeof ROLE
   path: string
 }
