@@ -131,10 +131,22 @@ t.test('each bad value is refused with a message that names the variable', async
     [{ DATABASE_URL: 'file:' }, /^DATABASE_URL must be one of/],
     [{ DATABASE_URL: 'postgres://' }, /^DATABASE_URL must be one of/],
     [{ DATABASE_URL: 'file:/var/lib/plants/' }, /^DATABASE_URL file:\/var\/lib\/plants\/ names a directory: name a file in it, such as file:\/var\/lib\/plants\/plants.db$/],
+    [{ DATABASE_URL: 'mysql://u:hunter2@h/x' }, /^DATABASE_URL must be one of .* \(got "mysql:\/\/u:\*\*\*@h\/x"\)$/],
+    [{ DATABASE_URL: 'file://a:b/x.db' }, /^DATABASE_URL file:\/\/a:b\/x\.db is not a file URL \(Invalid URL\): write file:PATH or file:\/\/\/absolute\/path$/],
     [{ PLANT_STORE_TOKENS: 'a,,b' }, /^PLANT_STORE_TOKENS must be a comma-separated list/],
     [{ PLANT_STORE_TOKENS: 'a b' }, /^PLANT_STORE_TOKENS must be a comma-separated list/]
   ]
   for (const [env, message] of cases) {
     t.throws(() => loadConfig(env), { name: 'Error', message }, JSON.stringify(env))
   }
+})
+
+t.test('database URLs in logs and messages carry no password, in any of the forms node-postgres reads', async (t) => {
+  const { redactedUrl } = await import('../lib/stores/open-store.ts')
+  t.equal(redactedUrl('postgres://u:hunter2@h:5432/db'), 'postgres://u:***@h:5432/db')
+  t.equal(redactedUrl('postgres://u@h/db?password=hunter2&sslmode=require'), 'postgres://u@h/db?password=***&sslmode=require')
+  t.equal(redactedUrl('postgresql://u@h/db?sslpassword=hunter2&sslkey=/k'), 'postgresql://u@h/db?sslpassword=***&sslkey=***')
+  t.equal(redactedUrl('POSTGRES://u:hunter2@h/db'), 'postgres://u:***@h/db')
+  t.equal(redactedUrl('weird u:hunter2@host'), '…')
+  t.equal(redactedUrl('file:./data/plants.db'), 'file:./data/plants.db')
 })

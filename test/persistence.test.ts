@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { setTimeout } from 'node:timers/promises'
 import t from 'tap'
-import { CAN_MOUNT, smallDisk } from './sqlite-files.ts'
+import { NO_MOUNT, smallDisk } from './sqlite-files.ts'
 import type { Test } from 'tap'
 import { SqliteStore } from '../lib/stores/sqlite-store.ts'
 import { AUTH, build } from './helper.ts'
@@ -109,7 +109,7 @@ t.test('SIGTERM under load: no 5xx, exit 0, every acknowledged create kept', asy
   t.same(await missingAt(after.url, load.acknowledged), [], 'every acknowledged plant is there after the restart')
 })
 
-t.test('a full disk answers 503 with Retry-After, and nothing acknowledged is lost', { skip: !CAN_MOUNT && 'mounting a small file system needs root' }, async (t) => {
+t.test('a full disk answers 503 with Retry-After, and nothing acknowledged is lost', { skip: NO_MOUNT }, async (t) => {
   const store = await SqliteStore.open(join(smallDisk(t, 96 * 1024), 'plants.db'))
   t.teardown(() => store.close())
   const app = await build(t, { database: store })

@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
 import { Worker } from 'node:worker_threads'
 import t from 'tap'
-import { CAN_MOUNT, smallDisk, walCommits } from './sqlite-files.ts'
+import { NO_MOUNT, smallDisk, walCommits } from './sqlite-files.ts'
 import { SqliteStore } from '../lib/stores/sqlite-store.ts'
 import { storeSuite } from './store-suite.ts'
 
@@ -43,7 +43,7 @@ t.test('concurrent creates share commits (group commit)', async (t) => {
   t.equal((await store.list({ limit: 1000 })).length, 200)
 })
 
-t.test('a full disk is a 503 kind of error, and nothing is half-written', { skip: !CAN_MOUNT && 'mounting a small file system needs root' }, async (t) => {
+t.test('a full disk is a 503 kind of error, and nothing is half-written', { skip: NO_MOUNT }, async (t) => {
   const disk = smallDisk(t, 128 * 1024)
   // Room an operator can free once the disk is full.
   writeFileSync(join(disk, 'filler'), Buffer.alloc(32 * 1024))

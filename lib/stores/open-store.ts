@@ -24,22 +24,34 @@ export function sqlitePath (url: string): string | undefined {
   return resolve(url.startsWith('file://') ? new URL(url).pathname : url.slice('file:'.length))
 }
 
-/** A database URL fit for a log line or a message: no password. */
+// Query parameters node-postgres reads as secrets.
+const SECRET_PARAMETERS = ['password', 'sslpassword', 'sslkey']
+
+/** A database URL fit for a log line or a message: no password, in whatever form it was given. */
 export function redactedUrl (url: string): string {
-  if (kindOf(url) !== 'postgres') return url
+  if (kindOf(url) === 'file' || kindOf(url) === 'memory') return url
   try {
     const parsed = new URL(url)
     if (parsed.password !== '') parsed.password = '***'
+    for (const name of SECRET_PARAMETERS) if (parsed.searchParams.has(name)) parsed.searchParams.set(name, '***')
     return parsed.href
   } catch {
-    return 'postgres://…'
+    // Not a URL: shown unless it might hold credentials.
+    return url.includes('@') ? `${/^[a-z][\w+.-]*:/i.exec(url)?.[0] ?? ''}…` : url
   }
 }
 
 /** What is wrong with a database URL, if anything: a sentence naming it. */
 export function databaseUrlProblem (url: string): string | undefined {
-  if (kindOf(url) === undefined) return `must be one of ${DATABASE_URL_FORMS.join(', ')} (got "${url}")`
-  if (kindOf(url) === 'file' && url.endsWith('/')) return `${url} names a directory: name a file in it, such as ${url}plants.db`
+  if (kindOf(url) === undefined) return `must be one of ${DATABASE_URL_FORMS.join(', ')} (got "${redactedUrl(url)}")`
+  if (kindOf(url) === 'file') {
+    if (url.endsWith('/')) return `${url} names a directory: name a file in it, such as ${url}plants.db`
+    try {
+      sqlitePath(url)
+    } catch (err) {
+      return `${url} is not a file URL (${(err as Error).message}): write file:PATH or file:///absolute/path`
+    }
+  }
   return undefined
 }
 

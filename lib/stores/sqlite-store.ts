@@ -12,7 +12,7 @@ import { Worker } from 'node:worker_threads'
 import type { FastifyBaseLogger } from 'fastify'
 import { DatabasePathError, StoreUnavailableError } from '../errors.ts'
 import { FILE_REPLACED, FILE_REPLACED_MESSAGE, FileIdentity, configureSqlite, needsNewConnection, unavailableReason } from './sqlite-schema.ts'
-import { WRITER_URL, writerData } from './sqlite-writer.ts'
+import { WRITER_URL, isWriterThread, writerData } from './sqlite-writer.ts'
 import type { Write, WriteError, WriteReply, WriteRequest, WriterMessage } from './sqlite-writer.ts'
 import { plantOf } from './plant-storage.ts'
 import type { CreateOutcome, ListOptions, PlantStorage, StoredPlant } from './plant-storage.ts'
@@ -69,6 +69,9 @@ export class SqliteStore implements PlantStorage {
    * its operations answer 503 until it is back.
    */
   static async open (path: string, options: SqliteStoreOptions = {}): Promise<SqliteStore> {
+    // A writer thread that runs a whole app (a bundle that did not split
+    // the store off its entry) would start writers without end.
+    if (isWriterThread()) throw new Error('The SQLite writer was bundled into the app\'s entry file: bundle with code splitting (README: Bundling)')
     if (await stat(path).then((stats) => stats.isDirectory(), () => false)) throw new DatabasePathError(path)
     await mkdir(dirname(path), { recursive: true })
     const store = new SqliteStore(path)

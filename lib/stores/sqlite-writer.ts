@@ -44,6 +44,11 @@ export function writerData (path: string): WriterData {
   return { role: ROLE, path }
 }
 
+/** Whether this thread is a writer: a store opened here was bundled into the writer's chunk. */
+export function isWriterThread (): boolean {
+  return !isMainThread && (workerData as WriterData | undefined)?.role === ROLE
+}
+
 function describe (err: unknown): WriteError {
   const { message, errcode } = err as WriteError
   return { message, errcode }
@@ -146,7 +151,7 @@ async function serve (port: MessagePort, path: string): Promise<void> {
 }
 
 // (In the store's thread this module only lends its URL and types.)
-if (!isMainThread && (workerData as WriterData | undefined)?.role === ROLE) {
+if (isWriterThread()) {
   serve(parentPort!, (workerData as WriterData).path).catch((err: Error) => {
     parentPort!.postMessage({ type: 'failed', error: describe(err) } satisfies WriterMessage)
     process.exit(1)
