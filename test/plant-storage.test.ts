@@ -22,8 +22,8 @@ t.test('another name or tag is a conflict', async (t) => {
 })
 
 t.test('a stored plant has no tag property when it has no tag', async (t) => {
-  t.same(plantOf(1n, 'Fern', null), { name: 'Fern' })
+  t.same(plantOf(1n, 'Fern', null), { id: 1n, name: 'Fern' })
   t.notOk('tag' in plantOf(1n, 'Fern', null))
   t.notOk('tag' in plantOf(1n, 'Fern', undefined))
-  t.same(plantOf(1n, 'Fern', ''), { name: 'Fern', tag: '' })
+  t.same(plantOf(1n, 'Fern', ''), { id: 1n, name: 'Fern', tag: '' })
 })
