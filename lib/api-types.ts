@@ -95,8 +95,128 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhook subscriptions
+         * @description Lists every subscription to the newPlant webhook, oldest first
+         */
+        get: operations["listSubscriptions"];
+        put?: never;
+        /**
+         * Subscribe to new plants
+         * @description Subscribes a URL to the newPlant webhook: every plant created from now on is POSTed to it, signed with the subscription's secret. At most 100 subscriptions exist at once.
+         */
+        post: operations["createSubscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The subscription's id */
+                id: components["schemas"]["SubscriptionId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a webhook subscription
+         * @description Returns a subscription, its secret included
+         */
+        get: operations["getSubscription"];
+        put?: never;
+        post?: never;
+        /**
+         * Unsubscribe
+         * @description Deletes a subscription; its pending deliveries stop and its deliveries are forgotten
+         */
+        delete: operations["deleteSubscription"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The subscription's id */
+                id: components["schemas"]["SubscriptionId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List deliveries
+         * @description Lists the deliveries to a subscription, oldest first, one page at a time: pass the last id of a page as `after` to get the next one.
+         */
+        get: operations["listDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{id}/deliveries/{deliveryId}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The subscription's id */
+                id: components["schemas"]["SubscriptionId"];
+                /** @description The delivery's id (its `webhook-id`) */
+                deliveryId: components["schemas"]["DeliveryId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Retry a delivery
+         * @description Attempts a failed (or pending) delivery again now, once more: if that attempt fails too, the delivery is failed again. A delivered one is sent again.
+         */
+        post: operations["retryDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    newPlant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A new plant
+         * @description Information about a new plant added to the store, POSTed to every subscription that existed when the plant was created (Standard Webhooks: https://www.standardwebhooks.com). At least once: a receiver may see one delivery twice and should dedupe by `webhook-id`. Attempts that fail are retried with exponential backoff; redirects are not followed.
+         */
+        post: operations["newPlant"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         Plant: {
@@ -114,6 +234,64 @@ export interface components {
         };
         /** @description A plant as stored, with its id */
         StoredPlant: components["schemas"]["NewPlant"];
+        /** @description A subscription's id */
+        SubscriptionId: string;
+        /** @description A delivery's id, the `webhook-id` its receiver sees on every attempt */
+        DeliveryId: string;
+        NewSubscription: {
+            /**
+             * Format: uri
+             * @description Where to POST each event: an http or https URL. By default its host must resolve to public addresses only (not loopback, private or link-local), checked now and at every connection.
+             */
+            url: string;
+            /** @description What the subscription is for */
+            description?: string;
+        };
+        Subscription: components["schemas"]["NewSubscription"] & {
+            id: components["schemas"]["SubscriptionId"];
+            /** @description The Standard Webhooks secret that signs every event: `whsec_` and the base64 of 24 random bytes. Verify `webhook-signature` with it (the `standardwebhooks` package does). */
+            secret: string;
+            /**
+             * Format: date-time
+             * @description When it was made
+             */
+            createdAt: string;
+        };
+        Delivery: {
+            id: components["schemas"]["DeliveryId"];
+            /**
+             * Format: int64
+             * @description The id of the plant the event is about
+             */
+            plantId: bigint;
+            /**
+             * @description `pending` until a 2xx (`delivered`) or the last attempt failed (`failed`)
+             * @enum {string}
+             */
+            status: "pending" | "delivered" | "failed";
+            /**
+             * Format: int32
+             * @description Attempts made so far
+             */
+            attempts: number;
+            /**
+             * Format: int32
+             * @description The HTTP status the receiver answered last, if it answered
+             */
+            lastStatus?: number;
+            /** @description Why the last attempt failed, if it did */
+            lastError?: string;
+            /**
+             * Format: date-time
+             * @description When the next attempt is due, while pending
+             */
+            nextAttemptAt?: string;
+            /**
+             * Format: date-time
+             * @description When a receiver acknowledged it
+             */
+            deliveredAt?: string;
+        };
         Health: {
             /**
              * @description `ok` when the check passed
@@ -141,7 +319,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description No plant has this id */
+        /** @description Nothing has this id (a plant, a subscription or a delivery), or webhooks are turned off on this server; the message says which */
         NotFound: {
             headers: {
                 [name: string]: unknown;
@@ -183,7 +361,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description A plant with this id exists with other content; nothing was changed */
+        /** @description A plant with this id exists with other content, or there are already 100 webhook subscriptions; nothing was changed */
         Conflict: {
             headers: {
                 [name: string]: unknown;
@@ -445,7 +623,236 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
+    listSubscriptions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The subscriptions, oldest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Subscription"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    createSubscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Where to send the events */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewSubscription"];
+            };
+        };
+        responses: {
+            /** @description Subscribed; the answer holds the secret that signs the events */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Subscription"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getSubscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The subscription's id */
+                id: components["schemas"]["SubscriptionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The subscription */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Subscription"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    deleteSubscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The subscription's id */
+                id: components["schemas"]["SubscriptionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The subscription was deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listDeliveries: {
+        parameters: {
+            query?: {
+                /** @description How many deliveries to return at most */
+                limit?: number;
+                /** @description Only deliveries after this one (the last id of the previous page) */
+                after?: components["schemas"]["DeliveryId"];
+            };
+            header?: never;
+            path: {
+                /** @description The subscription's id */
+                id: components["schemas"]["SubscriptionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of deliveries, oldest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Delivery"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    retryDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The subscription's id */
+                id: components["schemas"]["SubscriptionId"];
+                /** @description The delivery's id (its `webhook-id`) */
+                deliveryId: components["schemas"]["DeliveryId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The delivery is pending, due now */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Delivery"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            408: components["responses"]["RequestTimeout"];
+            417: components["responses"]["ExpectationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeadersTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    newPlant: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery id, the same on every attempt of one delivery */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt */
+                "webhook-timestamp": string;
+                /** @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` keyed by the bytes of the secret (after `whsec_`) */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The plant, as created */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewPlant"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else, or no answer in time, is retried */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
 }
 
 /** Properties whose schema is an int64: read as bigint. */
-export const int64Properties: ReadonlySet<string> = new Set(["id"])
+export const int64Properties: ReadonlySet<string> = new Set(["id","plantId"])

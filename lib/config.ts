@@ -6,7 +6,7 @@
 import { envSchema } from 'env-schema'
 import type { ErrorObject } from 'ajv'
 import type { FromSchema } from 'json-schema-to-ts'
-import { DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_BODY_LIMIT, DEFAULT_MAX_EVENT_LOOP_DELAY, DEFAULT_MAX_HELD_BYTES, DEFAULT_WRITE_TIMEOUT } from './defaults.ts'
+import { DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_BODY_LIMIT, DEFAULT_MAX_EVENT_LOOP_DELAY, DEFAULT_MAX_HELD_BYTES, DEFAULT_WEBHOOKS, DEFAULT_WRITE_TIMEOUT } from './defaults.ts'
 import { DEFAULT_EDGE_LIMITS } from './http-edge.ts'
 import type { EdgeLimits } from './http-edge.ts'
 import type { PlantStoreOptions } from './plugin.ts'
@@ -37,7 +37,12 @@ export const ENV_SCHEMA = {
     REQUEST_TIMEOUT: { type: 'integer', minimum: 1, default: DEFAULT_EDGE_LIMITS.requestTimeout, description: 'Milliseconds a client has to send the whole request, body included (408 after); not less than `HEADERS_TIMEOUT`' },
     KEEP_ALIVE_TIMEOUT: { type: 'integer', minimum: 1, default: DEFAULT_EDGE_LIMITS.keepAliveTimeout, description: 'Milliseconds an idle kept-alive connection stays open' },
     WRITE_TIMEOUT: { type: 'integer', minimum: 1, default: DEFAULT_WRITE_TIMEOUT, description: 'Milliseconds a client has to read an answer once it is written; then the connection is closed' },
-    MAX_HELD_MB: { type: 'integer', minimum: 1, default: DEFAULT_MAX_HELD_BYTES / MB, description: 'Memory (MB) the service may hold in all for request bodies being read and answers being written slowly; past it, requests get 503' }
+    MAX_HELD_MB: { type: 'integer', minimum: 1, default: DEFAULT_MAX_HELD_BYTES / MB, description: 'Memory (MB) the service may hold in all for request bodies being read and answers being written slowly; past it, requests get 503' },
+    WEBHOOK_ALLOW_PRIVATE_NETWORKS: { type: 'boolean', default: DEFAULT_WEBHOOKS.allowPrivateNetworks, description: 'Allow webhook receivers on loopback, private, link-local and other non-public addresses (tests, local setups); `false` refuses them when subscribing and at every connection' },
+    WEBHOOK_MAX_ATTEMPTS: { type: 'integer', minimum: 1, maximum: 100, default: DEFAULT_WEBHOOKS.maxAttempts, description: 'Attempts of one webhook delivery, the first included, before it is `failed`' },
+    WEBHOOK_RETRY_BASE_MS: { type: 'integer', minimum: 1, default: DEFAULT_WEBHOOKS.retryBaseMs, description: 'Milliseconds to wait after a first failed webhook attempt; each next wait is 4 times longer (±25 % jitter, at most 6 hours)' },
+    WEBHOOK_TIMEOUT_MS: { type: 'integer', minimum: 1, default: DEFAULT_WEBHOOKS.timeoutMs, description: 'Milliseconds one webhook attempt may take, connecting included, before it counts as failed' },
+    WEBHOOK_CONCURRENCY: { type: 'integer', minimum: 1, maximum: 1000, default: DEFAULT_WEBHOOKS.concurrency, description: 'Webhook attempts in flight at once (at most 4 to one subscription)' }
   }
 } as const
 
@@ -115,12 +120,19 @@ export function loadConfig (environment: NodeJS.ProcessEnv): ServerConfig {
       authFailureLimit: env.AUTH_FAILURE_LIMIT === 0 ? false : { max: env.AUTH_FAILURE_LIMIT, timeWindow: env.AUTH_FAILURE_WINDOW },
       overload: { maxEventLoopDelay: env.MAX_EVENT_LOOP_DELAY, maxRssBytes: env.MAX_RSS_MB * MB },
       writeTimeout: env.WRITE_TIMEOUT,
-      maxHeldBytes: env.MAX_HELD_MB * MB
+      maxHeldBytes: env.MAX_HELD_MB * MB,
+      webhooks: {
+        allowPrivateNetworks: env.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
+        maxAttempts: env.WEBHOOK_MAX_ATTEMPTS,
+        retryBaseMs: env.WEBHOOK_RETRY_BASE_MS,
+        timeoutMs: env.WEBHOOK_TIMEOUT_MS,
+        concurrency: env.WEBHOOK_CONCURRENCY
+      }
     }
   }
 }
 
-type Variable = { description: string, default?: string | number }
+type Variable = { description: string, default?: string | number | boolean }
 const variables = (): Array<[string, Variable]> => Object.entries(ENV_SCHEMA.properties)
 
 /** `plant-store --help`: the variables, their defaults and meanings. */

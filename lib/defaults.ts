@@ -9,3 +9,12 @@ export const DEFAULT_MAX_EVENT_LOOP_DELAY = 1000
 export const DEFAULT_WRITE_TIMEOUT = 30_000
 export const DEFAULT_MAX_PIPELINED = 32
 export const DEFAULT_MAX_HELD_BYTES = 256 * 1024 * 1024
+
+/** Webhook delivery: attempts (the first included), first wait, per-attempt time, attempts in flight. */
+export const DEFAULT_WEBHOOKS = {
+  allowPrivateNetworks: false,
+  maxAttempts: 8,
+  retryBaseMs: 5000,
+  timeoutMs: 10_000,
+  concurrency: 16
+}

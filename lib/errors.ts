@@ -76,6 +76,22 @@ export const MethodNotAllowedError = createError<[string, string, string]>(
 export const RouteNotFoundError = createError<[string, string, string]>(
   'PLANT_STORE_ROUTE_NOT_FOUND', 'No route for %s %s%s', 404)
 
+// Webhook subscriptions and deliveries.
+export const SubscriptionNotFoundError = createError<[string]>(
+  'PLANT_STORE_SUBSCRIPTION_NOT_FOUND', 'No webhook subscription has the id %s', 404)
+
+export const DeliveryNotFoundError = createError<[string, string]>(
+  'PLANT_STORE_DELIVERY_NOT_FOUND', 'The webhook subscription %s has no delivery %s', 404)
+
+export const SubscriptionLimitError = createError<[number]>(
+  'PLANT_STORE_SUBSCRIPTION_LIMIT', 'There are already %s webhook subscriptions, the most there may be: delete one first', 409)
+
+export const WebhookUrlError = createError<[string]>(
+  'PLANT_STORE_WEBHOOK_URL', '%s', 400)
+
+export const WebhooksOffError = createError(
+  'PLANT_STORE_WEBHOOKS_OFF', 'Webhooks are turned off on this server', 404)
+
 // Configuration errors stop start-up; they are not HTTP answers.
 export const UnknownDatabaseError = createError<[string, string]>(
   'PLANT_STORE_UNKNOWN_DATABASE', 'Unsupported database URL "%s": use one of %s')

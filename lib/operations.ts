@@ -5,7 +5,8 @@ import type { operations } from './api-types.ts'
 import { BodyRequiredError, MissingOperationError } from './errors.ts'
 import type { OpenApiDocument, OperationObject } from './spec.ts'
 
-export type OperationId = keyof operations
+/** The operations the service serves: the spec's webhooks (newPlant) are requests it sends, not answers. */
+export type OperationId = Exclude<keyof operations, 'newPlant'>
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -19,8 +20,9 @@ type Part<T> = [Exclude<T, undefined>] extends [never] ? Record<string, never> :
 type SuccessOf<R> =
   200 extends keyof R ? JsonOf<R[200]>
     : 201 extends keyof R ? JsonOf<R[201]>
-      : 204 extends keyof R ? void
-        : never
+      : 202 extends keyof R ? JsonOf<R[202]>
+        : 204 extends keyof R ? void
+          : never
 
 /** What a service method receives: the request, validated against the spec. */
 export interface OperationRequest<Op extends OperationId> {

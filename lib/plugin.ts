@@ -13,7 +13,7 @@ import { PlantService } from '../service/plant-service.ts'
 import { createAuthHook, createTokenCheck } from './auth.ts'
 import type { FailureLimit } from './auth.ts'
 import { docs } from './docs.ts'
-import { DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_BODY_LIMIT, DEFAULT_MAX_HELD_BYTES, DEFAULT_MAX_PIPELINED, DEFAULT_WRITE_TIMEOUT } from './defaults.ts'
+import { DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_BODY_LIMIT, DEFAULT_MAX_HELD_BYTES, DEFAULT_MAX_PIPELINED, DEFAULT_WEBHOOKS, DEFAULT_WRITE_TIMEOUT } from './defaults.ts'
 import { createErrorHandler, createNotFoundHandler } from './error-handler.ts'
 import { BusyError, NoTokensError, NotReadyError, RETRY_AFTER_SECONDS } from './errors.ts'
 import { awaitingContinue } from './http-edge.ts'
@@ -27,6 +27,8 @@ import { loadSpec } from './spec.ts'
 import { DEFAULT_DATABASE_URL, openStore } from './stores/open-store.ts'
 import type { PlantStorage } from './stores/plant-storage.ts'
 import { createValidatorCompiler } from './validation.ts'
+import { WebhookDispatcher } from './webhooks/dispatcher.ts'
+import type { WebhookOptions } from './webhooks/dispatcher.ts'
 
 export interface PlantStoreOptions {
   /** Bearer tokens the API accepts; at least one. */
@@ -80,6 +82,12 @@ export interface PlantStoreOptions {
    * requests get 503. Default 256 MiB.
    */
   maxHeldBytes?: number
+  /**
+   * The newPlant webhook (README: Webhooks): how deliveries are attempted,
+   * or false to turn subscriptions and deliveries off. A store passed in
+   * that keeps no outbox has none either.
+   */
+  webhooks?: false | Partial<WebhookOptions>
 }
 
 const plantStore: FastifyPluginAsync<PlantStoreOptions> = async function plantStore (fastify, options) {
@@ -100,7 +108,18 @@ const plantStore: FastifyPluginAsync<PlantStoreOptions> = async function plantSt
   const lifecycle = new Lifecycle(options.overload ?? {})
   fastify.addHook('preClose', (done) => { lifecycle.beginClosing(); done() })
   fastify.addHook('onClose', (_instance, done) => { lifecycle.stop(); done() })
-  const service = new PlantService(store, () => lifecycle.notReadyReason())
+  // Webhook deliveries go out from the moment the app is ready until it
+  // begins to close (what is left stays pending for the next start).
+  const webhookOptions = options.webhooks === false ? undefined : { ...DEFAULT_WEBHOOKS, ...options.webhooks }
+  const dispatcher = webhookOptions && store.webhooks && new WebhookDispatcher(store.webhooks, webhookOptions, fastify.log)
+  if (dispatcher !== undefined) {
+    fastify.addHook('onReady', (done) => { dispatcher.start(); done() })
+    fastify.addHook('preClose', () => dispatcher.stop())
+  }
+  const service = new PlantService(store, () => lifecycle.notReadyReason(), dispatcher && {
+    allowPrivateNetworks: webhookOptions!.allowPrivateNetworks,
+    wake: () => dispatcher.wake()
+  })
 
   const corsOn = (options.corsOrigins?.length ?? 0) > 0
   const routes = new RouteFacts(corsOn ? ['OPTIONS'] : [])
@@ -235,3 +254,5 @@ export { DEFAULT_EDGE_LIMITS, defaultMaxConnections, edgeServerOptions, guardEdg
 export { DRAIN_SERVER_OPTIONS, drain } from './lifecycle.ts'
 export type { EdgeLimits } from './http-edge.ts'
 export type { CreateOutcome, ListOptions, PlantStorage, StoredPlant } from './stores/plant-storage.ts'
+export type { WebhookOptions } from './webhooks/dispatcher.ts'
+export type { WebhookStorage } from './stores/webhook-storage.ts'

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { readFile } from 'node:fs/promises'
 import { ENV_SCHEMA, configurationTable, loadConfig, usage } from '../lib/config.ts'
-import { DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_BODY_LIMIT, DEFAULT_MAX_EVENT_LOOP_DELAY, DEFAULT_MAX_HELD_BYTES, DEFAULT_WRITE_TIMEOUT } from '../lib/defaults.ts'
+import { DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_BODY_LIMIT, DEFAULT_MAX_EVENT_LOOP_DELAY, DEFAULT_MAX_HELD_BYTES, DEFAULT_WEBHOOKS, DEFAULT_WRITE_TIMEOUT } from '../lib/defaults.ts'
 import { DEFAULT_EDGE_LIMITS } from '../lib/http-edge.ts'
 
 const MB = 1024 * 1024
@@ -22,7 +22,8 @@ t.test('defaults', async (t) => {
       authFailureLimit: { max: 10, timeWindow: 60000 },
       overload: { maxEventLoopDelay: 1000, maxRssBytes: 0 },
       writeTimeout: 30000,
-      maxHeldBytes: 256 * MB
+      maxHeldBytes: 256 * MB,
+      webhooks: { allowPrivateNetworks: false, maxAttempts: 8, retryBaseMs: 5000, timeoutMs: 10000, concurrency: 16 }
     }
   })
 })
@@ -35,6 +36,7 @@ t.test('the defaults are the plugin\'s own', async (t) => {
   t.equal(plugin.writeTimeout, DEFAULT_WRITE_TIMEOUT)
   t.equal(plugin.maxHeldBytes, DEFAULT_MAX_HELD_BYTES)
   t.match(loadConfig({}).edge, DEFAULT_EDGE_LIMITS)
+  t.same(plugin.webhooks, DEFAULT_WEBHOOKS)
 })
 
 t.test('each kind of database URL is accepted', async (t) => {
@@ -63,7 +65,12 @@ t.test('every variable is read', async (t) => {
     REQUEST_TIMEOUT: '5000',
     KEEP_ALIVE_TIMEOUT: '1000',
     WRITE_TIMEOUT: '3000',
-    MAX_HELD_MB: '64'
+    MAX_HELD_MB: '64',
+    WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+    WEBHOOK_MAX_ATTEMPTS: '3',
+    WEBHOOK_RETRY_BASE_MS: '50',
+    WEBHOOK_TIMEOUT_MS: '1000',
+    WEBHOOK_CONCURRENCY: '2'
   }), {
     port: 8080,
     host: '0.0.0.0',
@@ -79,7 +86,8 @@ t.test('every variable is read', async (t) => {
       authFailureLimit: { max: 5, timeWindow: 1000 },
       overload: { maxEventLoopDelay: 0, maxRssBytes: 512 * MB },
       writeTimeout: 3000,
-      maxHeldBytes: 64 * MB
+      maxHeldBytes: 64 * MB,
+      webhooks: { allowPrivateNetworks: true, maxAttempts: 3, retryBaseMs: 50, timeoutMs: 1000, concurrency: 2 }
     }
   })
 })
@@ -90,7 +98,7 @@ t.test('AUTH_FAILURE_LIMIT=0 turns the limit off', async (t) => {
 
 t.test('every declared variable is read, and only those', async (t) => {
   const names = Object.keys(ENV_SCHEMA.properties)
-  t.equal(names.length, 19)
+  t.equal(names.length, 24)
   // A variable the declaration does not name changes nothing.
   t.same(loadConfig({ PORTS: '1', port: '1' }), loadConfig({}))
 })
@@ -133,6 +141,8 @@ t.test('each bad value is refused with a message that names the variable', async
     [{ DATABASE_URL: 'file:/var/lib/plants/' }, /^DATABASE_URL file:\/var\/lib\/plants\/ names a directory: name a file in it, such as file:\/var\/lib\/plants\/plants.db$/],
     [{ DATABASE_URL: 'mysql://u:hunter2@h/x' }, /^DATABASE_URL must be one of .* \(got "mysql:\/\/u:\*\*\*@h\/x"\)$/],
     [{ DATABASE_URL: 'file://a:b/x.db' }, /^DATABASE_URL file:\/\/a:b\/x\.db is not a file URL \(Invalid URL\): write file:PATH or file:\/\/\/absolute\/path$/],
+    [{ WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'yes' }, /^WEBHOOK_ALLOW_PRIVATE_NETWORKS must be boolean \(got "yes"\)$/],
+    [{ WEBHOOK_MAX_ATTEMPTS: '0' }, /^WEBHOOK_MAX_ATTEMPTS must be >= 1 \(got "0"\)$/],
     [{ PLANT_STORE_TOKENS: 'a,,b' }, /^PLANT_STORE_TOKENS must be a comma-separated list/],
     [{ PLANT_STORE_TOKENS: 'a b' }, /^PLANT_STORE_TOKENS must be a comma-separated list/]
   ]

@@ -1,6 +1,7 @@
 // One behaviour for every PlantStorage: each backend's test file runs this.
 import type { Test } from 'tap'
 import type { PlantStorage } from '../lib/plugin.ts'
+import type { Subscription, WebhookStorage } from '../lib/stores/webhook-storage.ts'
 
 export function storeSuite (t: Test, open: (t: Test) => Promise<PlantStorage>): void {
   const fresh = async (t: Test) => {
@@ -116,5 +117,133 @@ export function storeSuite (t: Test, open: (t: Test) => Promise<PlantStorage>): 
     const got = (await store.get(10n))!
     got.name = 'changed too'
     t.same(await store.get(10n), { id: 10n, name: 'Fern' })
+  })
+
+  // The webhook outbox: the same rules in every store.
+  const subscription = (n: number): Subscription => ({
+    id: `sub_${n.toString(16).padStart(32, '0')}`,
+    url: `http://127.0.0.1:9/${n}`,
+    secret: `whsec_${'A'.repeat(32)}`,
+    createdAt: new Date(1_700_000_000_000 + n).toISOString(),
+    ...(n % 2 === 0 && { description: `number ${n}` })
+  })
+  const outbox = (store: PlantStorage): WebhookStorage => {
+    if (store.webhooks === undefined) throw new Error('the store keeps no webhook outbox')
+    return store.webhooks
+  }
+  const claimAll = (webhooks: WebhookStorage, now = Date.now() + 1) =>
+    webhooks.claim({ now, limit: 1000, perSubscription: 1000, busy: [], leaseUntil: now + 60_000 })
+
+  t.test('webhooks: subscriptions are kept, listed oldest first, bounded, and deleted', async (t) => {
+    const webhooks = outbox(await fresh(t))
+    t.same(await webhooks.subscriptions(), [])
+    t.equal(await webhooks.subscribe(subscription(1), 2), true)
+    t.equal(await webhooks.subscribe(subscription(2), 2), true)
+    t.equal(await webhooks.subscribe(subscription(3), 2), false, 'not past the limit')
+    t.same(await webhooks.subscriptions(), [subscription(1), subscription(2)])
+    t.same(await webhooks.subscription(subscription(2).id), subscription(2))
+    t.equal(await webhooks.subscription(subscription(3).id), undefined)
+    t.equal(await webhooks.unsubscribe(subscription(1).id), true)
+    t.equal(await webhooks.unsubscribe(subscription(1).id), false)
+    t.same(await webhooks.subscriptions(), [subscription(2)])
+  })
+
+  t.test('webhooks: a created plant is one pending delivery per subscription; replays and conflicts none', async (t) => {
+    const store = await fresh(t)
+    const webhooks = outbox(store)
+    await store.create({ id: 1n, name: 'before any subscription' })
+    await webhooks.subscribe(subscription(1), 10)
+    await webhooks.subscribe(subscription(2), 10)
+    const id = 2n ** 63n - 1n
+    t.equal(await store.create({ id, name: 'Fern', tag: 'a"b' }), 'created')
+    t.equal(await store.create({ id, name: 'Fern', tag: 'a"b' }), 'replayed')
+    t.equal(await store.create({ id, name: 'Ivy' }), 'conflict')
+    t.equal(await store.create({ id: -(2n ** 63n), name: 'Rose' }), 'created')
+    const first = await webhooks.deliveries(subscription(1).id, { limit: 100 })
+    t.match(first, [
+      { plantId: id, status: 'pending', attempts: 0, nextAttemptAt: Number },
+      { plantId: -(2n ** 63n), status: 'pending', attempts: 0 }
+    ])
+    t.equal(first!.length, 2, 'none for the replay, the conflict, or the plant created before subscribing')
+    t.equal((await webhooks.deliveries(subscription(2).id, { limit: 100 }))!.length, 2)
+    t.equal(await webhooks.deliveries('sub_' + 'f'.repeat(32), { limit: 100 }), undefined, 'no such subscription')
+    const claimed = await claimAll(webhooks)
+    t.same(claimed.map(({ payload }) => payload).sort(), [
+      `{"id":${id},"name":"Fern","tag":"a\\"b"}`, `{"id":${id},"name":"Fern","tag":"a\\"b"}`,
+      '{"id":-9223372036854775808,"name":"Rose"}', '{"id":-9223372036854775808,"name":"Rose"}'
+    ].sort(), 'the NewPlant JSON, every digit, no tag when none')
+    t.match(claimed[0], { url: subscription(1).url, secret: subscription(1).secret, subscriptionId: subscription(1).id, attempts: 0 })
+  })
+
+  t.test('webhooks: pages of deliveries, oldest first', async (t) => {
+    const store = await fresh(t)
+    const webhooks = outbox(store)
+    await webhooks.subscribe(subscription(1), 10)
+    for (let id = 1n; id <= 5n; id++) await store.create({ id, name: `p${id}` })
+    const all = (await webhooks.deliveries(subscription(1).id, { limit: 100 }))!
+    t.same(all.map(({ plantId }) => plantId), [1n, 2n, 3n, 4n, 5n])
+    t.ok(all.every((delivery, i) => i === 0 || delivery.seq > all[i - 1]!.seq), 'ascending sequence numbers')
+    const page = (await webhooks.deliveries(subscription(1).id, { after: all[1]!.seq, limit: 2 }))!
+    t.same(page.map(({ plantId }) => plantId), [3n, 4n])
+  })
+
+  t.test('webhooks: a claim is held until its lease ends, and per subscription and busy subscriptions are respected', async (t) => {
+    const store = await fresh(t)
+    const webhooks = outbox(store)
+    await webhooks.subscribe(subscription(1), 10)
+    await webhooks.subscribe(subscription(2), 10)
+    for (let id = 1n; id <= 3n; id++) await store.create({ id, name: `p${id}` })
+    const now = Date.now() + 1
+    const first = await webhooks.claim({ now, limit: 10, perSubscription: 2, busy: [subscription(2).id], leaseUntil: now + 1000 })
+    t.same(first.map(({ subscriptionId }) => subscriptionId), [subscription(1).id, subscription(1).id], 'two of the first, none of the busy one')
+    const second = await webhooks.claim({ now, limit: 10, perSubscription: 10, busy: [], leaseUntil: now + 1000 })
+    t.equal(second.length, 4, 'the claimed ones are not claimed again')
+    t.same(await webhooks.claim({ now, limit: 10, perSubscription: 10, busy: [], leaseUntil: now + 1000 }), [])
+    const later = await webhooks.claim({ now: now + 1000, limit: 10, perSubscription: 10, busy: [], leaseUntil: now + 2000 })
+    t.equal(later.length, 6, 'an expired claim is taken over')
+    await webhooks.release(later.map(({ seq }) => seq))
+    t.equal((await claimAll(webhooks, now + 1000)).length, 6, 'released claims are due at once')
+  })
+
+  t.test('webhooks: attempts recorded; delivered is final; the last failure fails it; retry makes it pending', async (t) => {
+    const store = await fresh(t)
+    const webhooks = outbox(store)
+    await webhooks.subscribe(subscription(1), 10)
+    await store.create({ id: 1n, name: 'a' })
+    await store.create({ id: 2n, name: 'b' })
+    const [a, b] = await claimAll(webhooks)
+    const now = Date.now()
+    await webhooks.record([
+      { seq: a!.seq, delivered: false, status: 500, error: 'the receiver answered 500', nextAttemptAt: now + 5000 },
+      { seq: b!.seq, delivered: false, error: 'connection refused' }
+    ])
+    let [da, db] = (await webhooks.deliveries(subscription(1).id, { limit: 10 }))!
+    t.same(da, { seq: a!.seq, plantId: 1n, status: 'pending', attempts: 1, lastStatus: 500, lastError: 'the receiver answered 500', nextAttemptAt: now + 5000 })
+    t.same(db, { seq: b!.seq, plantId: 2n, status: 'failed', attempts: 1, lastError: 'connection refused' })
+    t.same(await claimAll(webhooks, now + 1000), [], 'not due before its time')
+    const [again] = await claimAll(webhooks, now + 5000)
+    t.equal(again!.attempts, 1)
+    await webhooks.record([{ seq: a!.seq, delivered: true, status: 204, at: now + 5001 }])
+    await webhooks.record([{ seq: a!.seq, delivered: false, error: 'late', nextAttemptAt: now + 9000 }])
+    ;[da] = (await webhooks.deliveries(subscription(1).id, { limit: 10 }))!
+    t.same(da, { seq: a!.seq, plantId: 1n, status: 'delivered', attempts: 2, lastStatus: 204, deliveredAt: now + 5001 }, 'delivered stays delivered')
+    t.same(await webhooks.retry(subscription(1).id, b!.seq, now + 6000), { seq: b!.seq, plantId: 2n, status: 'pending', attempts: 1, lastError: 'connection refused', nextAttemptAt: now + 6000 })
+    t.equal((await claimAll(webhooks, now + 6000)).length, 1, 'a retried delivery is claimed again')
+    t.equal(await webhooks.retry(subscription(2).id, b!.seq, now), undefined, 'another subscription\'s delivery is not found')
+    t.equal(await webhooks.retry(subscription(1).id, 999_999n, now), undefined)
+  })
+
+  t.test('webhooks: unsubscribing forgets its deliveries and stops them', async (t) => {
+    const store = await fresh(t)
+    const webhooks = outbox(store)
+    await webhooks.subscribe(subscription(1), 10)
+    await webhooks.subscribe(subscription(2), 10)
+    await store.create({ id: 1n, name: 'a' })
+    await webhooks.unsubscribe(subscription(1).id)
+    const claimed = await claimAll(webhooks)
+    t.same(claimed.map(({ subscriptionId }) => subscriptionId), [subscription(2).id])
+    t.equal(await webhooks.deliveries(subscription(1).id, { limit: 10 }), undefined)
+    await store.create({ id: 2n, name: 'b' })
+    t.equal((await webhooks.deliveries(subscription(2).id, { limit: 10 }))!.length, 2)
   })
 }

@@ -1,5 +1,7 @@
 import { outcomeOver, plantOf } from './plant-storage.ts'
 import type { CreateOutcome, ListOptions, PlantStorage, StoredPlant } from './plant-storage.ts'
+import { MemoryWebhooks } from './memory-webhooks.ts'
+import { newPlantPayload } from './webhook-storage.ts'
 
 /** Keeps plants in the process: fast, and gone when the process ends. */
 export class MemoryStore implements PlantStorage {
@@ -7,6 +9,7 @@ export class MemoryStore implements PlantStorage {
   // The ids in ascending order, so that a page costs a binary search and a
   // slice rather than a sort of every id.
   readonly #ids: bigint[] = []
+  readonly webhooks = new MemoryWebhooks()
 
   // The index of the first id greater than `id` (or equal, when `inclusive`).
   #position (id: bigint, inclusive: boolean): number {
@@ -26,6 +29,7 @@ export class MemoryStore implements PlantStorage {
     if (existing !== undefined) return outcomeOver(existing, plant)
     // A copy, so that the caller cannot change what is stored.
     this.#plants.set(plant.id, plantOf(plant.id, plant.name, plant.tag))
+    this.webhooks.enqueue(plant.id, newPlantPayload(plant), Date.now())
     // Ids often arrive in ascending order: appending is the common case.
     const last = this.#ids.at(-1)
     if (last === undefined || last < plant.id) this.#ids.push(plant.id)

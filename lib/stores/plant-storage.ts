@@ -1,5 +1,6 @@
 // The storage contract every backend implements; the service depends on this
 // interface only, and test/store-suite.ts holds every backend to it.
+import type { WebhookStorage } from './webhook-storage.ts'
 
 export interface StoredPlant {
   id: bigint
@@ -27,6 +28,11 @@ export interface PlantStorage {
   list (options: ListOptions): Promise<StoredPlant[]>
   /** Whether a plant was deleted. */
   delete (id: bigint): Promise<boolean>
+  /**
+   * The webhook outbox, in a store that keeps one: `create` then writes a
+   * delivery per subscription in the transaction that creates the plant.
+   */
+  readonly webhooks?: WebhookStorage
   /** Resolves when the database answers; rejects (503 kind) when it does not. */
   ping (): Promise<void>
   close (): Promise<void>

@@ -7,6 +7,9 @@ import { StoreUnavailableError } from '../errors.ts'
 import { migrate } from './migrations.ts'
 import { outcomeOver, plantOf } from './plant-storage.ts'
 import type { CreateOutcome, ListOptions, PlantStorage, StoredPlant } from './plant-storage.ts'
+import { POSTGRES_WEBHOOK_MIGRATION, PostgresWebhooks, WEBHOOK_STATEMENTS } from './postgres-webhooks.ts'
+import { newPlantPayload } from './webhook-storage.ts'
+import type { WebhookStorage } from './webhook-storage.ts'
 
 /** Applied in order; a released migration is never edited, only added to. */
 const POSTGRES_MIGRATIONS: readonly string[] = [
@@ -14,7 +17,8 @@ const POSTGRES_MIGRATIONS: readonly string[] = [
      id   BIGINT PRIMARY KEY,
      name TEXT NOT NULL,
      tag  TEXT              -- NULL: no tag; '' is a tag
-   )`
+   )`,
+  POSTGRES_WEBHOOK_MIGRATION
 ]
 
 // Any key will do, as long as every instance uses the same one.
@@ -41,12 +45,24 @@ const STATEMENTS = {
   plant_store_delete: 'DELETE FROM plants WHERE id = $1',
   // ON CONFLICT waits for a racing insert of the same id to commit, so of
   // two instances creating one id exactly one inserts it. Within a batch,
-  // the first of several rows with one id is the one inserted.
-  plant_store_insert: `INSERT INTO plants (id, name, tag)
-    SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[])
-    ON CONFLICT (id) DO NOTHING RETURNING id`,
+  // the first of several rows with one id is the one inserted. The same
+  // statement writes each inserted plant's webhook deliveries, one per
+  // subscription: a plant and its events commit together.
+  plant_store_insert: `WITH batch AS (
+      SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS b (id, name, tag, payload, n)
+    ), inserted AS (
+      INSERT INTO plants (id, name, tag) SELECT id, name, tag FROM batch ORDER BY n
+      ON CONFLICT (id) DO NOTHING RETURNING id
+    ), events AS (
+      INSERT INTO webhook_deliveries (subscription_seq, plant_id, payload, next_attempt_at)
+      SELECT s.seq, i.id, first.payload, $5 FROM inserted i
+        CROSS JOIN LATERAL (SELECT payload FROM batch WHERE batch.id = i.id ORDER BY n LIMIT 1) first
+        CROSS JOIN webhook_subscriptions s
+    )
+    SELECT id FROM inserted`,
   plant_store_select_many: 'SELECT id, name, tag FROM plants WHERE id = ANY($1::bigint[])',
-  plant_store_ping: 'SELECT 1'
+  plant_store_ping: 'SELECT 1',
+  ...WEBHOOK_STATEMENTS
 } as const
 
 // After the schema could not be set up (the database was away), another
@@ -74,9 +90,13 @@ export class PostgresStore implements PlantStorage {
   #migrating: Promise<void> | undefined
   #migrationFailure: { error: Error, until: number } | undefined
 
+  /** The webhook outbox: its deliveries are written by the statement that creates a plant. */
+  readonly webhooks: WebhookStorage
+
   private constructor (pool: pg.Pool, poolSize: number) {
     this.#pool = pool
     this.#poolSize = poolSize
+    this.webhooks = new PostgresWebhooks(async <R>(name: keyof typeof WEBHOOK_STATEMENTS, values: unknown[]) => this.#query(name, values) as unknown as Promise<{ rows: R[], rowCount: number | null }>)
   }
 
   /**
@@ -188,7 +208,7 @@ export class PostgresStore implements PlantStorage {
   async #createAll (plants: StoredPlant[]): Promise<CreateOutcome[]> {
     const ids = plants.map(({ id }) => id.toString())
     const inserted = await this.#query<{ id: string }>('plant_store_insert',
-      [ids, plants.map(({ name }) => name), plants.map(({ tag }) => tag ?? null)])
+      [ids, plants.map(({ name }) => name), plants.map(({ tag }) => tag ?? null), plants.map(newPlantPayload), Date.now()])
     const fresh = new Set(inserted.rows.map(({ id }) => id))
     const outcomes: Array<CreateOutcome | undefined> = plants.map(({ id }) => {
       const key = id.toString()

@@ -5,6 +5,7 @@
 import { statSync } from 'node:fs'
 import type { DatabaseSync, SQLInputValue } from 'node:sqlite'
 import { migrate } from './migrations.ts'
+import { SQLITE_WEBHOOK_MIGRATION } from './sqlite-webhooks.ts'
 
 /** Applied in order; a released migration is never edited, only added to. */
 const SQLITE_MIGRATIONS: readonly string[] = [
@@ -12,7 +13,8 @@ const SQLITE_MIGRATIONS: readonly string[] = [
      id   INTEGER PRIMARY KEY,  -- a signed 64-bit integer: the whole int64 range
      name TEXT NOT NULL,
      tag  TEXT                  -- NULL: no tag; '' is a tag
-   ) STRICT`
+   ) STRICT`,
+  SQLITE_WEBHOOK_MIGRATION
 ]
 
 /**

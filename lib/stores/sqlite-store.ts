@@ -13,7 +13,10 @@ import type { FastifyBaseLogger } from 'fastify'
 import { DatabasePathError, StoreUnavailableError } from '../errors.ts'
 import { FILE_REPLACED, FILE_REPLACED_MESSAGE, FileIdentity, configureSqlite, needsNewConnection, unavailableReason } from './sqlite-schema.ts'
 import { WRITER_URL, isWriterThread, writerData } from './sqlite-writer.ts'
-import type { Write, WriteError, WriteReply, WriteRequest, WriterMessage } from './sqlite-writer.ts'
+import type { Write, WriteError, WriteReply, WriteRequest, WriteResult, WriterMessage } from './sqlite-writer.ts'
+import { webhookReads } from './sqlite-webhooks.ts'
+import type { WebhookReads, WebhookWrite, WebhookWrites } from './sqlite-webhooks.ts'
+import type { AttemptOutcome, ClaimOptions, DeliveryPage, DeliveryRecord, DueDelivery, Subscription, WebhookStorage } from './webhook-storage.ts'
 import { plantOf } from './plant-storage.ts'
 import type { CreateOutcome, ListOptions, PlantStorage, StoredPlant } from './plant-storage.ts'
 
@@ -41,6 +44,7 @@ interface Reader {
   get: StatementSync
   list: StatementSync
   listAfter: StatementSync
+  webhooks: WebhookReads
 }
 
 export interface SqliteStoreOptions {
@@ -49,7 +53,7 @@ export interface SqliteStoreOptions {
 
 export class SqliteStore implements PlantStorage {
   readonly #path: string
-  readonly #pending = new Map<number, { resolve: (value: CreateOutcome | boolean) => void, reject: (err: Error) => void }>()
+  readonly #pending = new Map<number, { resolve: (value: WriteResult) => void, reject: (err: Error) => void }>()
   #worker: Promise<Worker> | undefined
   #writerDown: { error: Error, until: number } | undefined
   #reader: Reader | undefined
@@ -137,7 +141,7 @@ export class SqliteStore implements PlantStorage {
     return undefined
   }
 
-  async #write (request: Write): Promise<CreateOutcome | boolean> {
+  async #write (request: Write): Promise<WriteResult> {
     const unavailable = this.#unavailable()
     if (unavailable) throw unavailable
     const worker = await this.#writer()
@@ -158,8 +162,13 @@ export class SqliteStore implements PlantStorage {
   }
 
   async create (plant: StoredPlant): Promise<CreateOutcome> {
-    return await this.#write({ op: 'create', plant }) as CreateOutcome
+    return await this.#write({ op: 'create', plant, now: Date.now() }) as CreateOutcome
   }
+
+  /** The webhook outbox: changes through the writer, reads on the reading connection. */
+  readonly webhooks: WebhookStorage = new SqliteWebhooks(
+    async (name, ...args) => this.#write({ op: 'webhooks', name, args } as WebhookWrite),
+    (query) => this.#read((reader) => query(reader.webhooks)))
 
   async delete (id: bigint): Promise<boolean> {
     return await this.#write({ op: 'delete', id }) as boolean
@@ -181,7 +190,8 @@ export class SqliteStore implements PlantStorage {
         file: new FileIdentity(this.#path),
         get: prepare('SELECT id, name, tag FROM plants WHERE id = ?'),
         list: prepare('SELECT id, name, tag FROM plants ORDER BY id LIMIT ?'),
-        listAfter: prepare('SELECT id, name, tag FROM plants WHERE id > ? ORDER BY id LIMIT ?')
+        listAfter: prepare('SELECT id, name, tag FROM plants WHERE id > ? ORDER BY id LIMIT ?'),
+        webhooks: webhookReads(prepare)
       }
     } catch (err) {
       const error = toStoreError(err as WriteError)
@@ -238,5 +248,53 @@ export class SqliteStore implements PlantStorage {
       await exited
     }
     this.#reader?.db.close()
+  }
+}
+
+type WriteCall = <Name extends keyof WebhookWrites>(name: Name, ...args: Parameters<WebhookWrites[Name]>) => Promise<WriteResult>
+
+class SqliteWebhooks implements WebhookStorage {
+  readonly #write: WriteCall
+  readonly #read: <T>(query: (reads: WebhookReads) => T) => T
+
+  constructor (write: WriteCall, read: <T>(query: (reads: WebhookReads) => T) => T) {
+    this.#write = write
+    this.#read = read
+  }
+
+  async subscribe (subscription: Subscription, max: number): Promise<boolean> {
+    return await this.#write('subscribe', subscription, max) as boolean
+  }
+
+  async subscriptions (): Promise<Subscription[]> {
+    return this.#read((reads) => reads.subscriptions())
+  }
+
+  async subscription (id: string): Promise<Subscription | undefined> {
+    return this.#read((reads) => reads.subscription(id))
+  }
+
+  async unsubscribe (id: string): Promise<boolean> {
+    return await this.#write('unsubscribe', id) as boolean
+  }
+
+  async deliveries (subscriptionId: string, { after, limit }: DeliveryPage): Promise<DeliveryRecord[] | undefined> {
+    return this.#read((reads) => reads.subscription(subscriptionId) && reads.deliveries(subscriptionId, after, limit))
+  }
+
+  async retry (subscriptionId: string, seq: bigint, now: number): Promise<DeliveryRecord | undefined> {
+    return await this.#write('retry', subscriptionId, seq, now) as DeliveryRecord | undefined
+  }
+
+  async claim (options: ClaimOptions): Promise<DueDelivery[]> {
+    return await this.#write('claim', options) as DueDelivery[]
+  }
+
+  async record (outcomes: readonly AttemptOutcome[]): Promise<void> {
+    await this.#write('record', outcomes)
+  }
+
+  async release (seqs: readonly bigint[]): Promise<void> {
+    await this.#write('release', seqs)
   }
 }

@@ -14,15 +14,21 @@ import { isMainThread, parentPort, workerData } from 'node:worker_threads'
 import type { MessagePort } from 'node:worker_threads'
 import { FILE_REPLACED, FILE_REPLACED_MESSAGE, FileIdentity, configureSqlite, migrateSqlite, needsNewConnection } from './sqlite-schema.ts'
 import { outcomeOver } from './plant-storage.ts'
+import { webhookWrites } from './sqlite-webhooks.ts'
+import type { WebhookWrite, WebhookWrites } from './sqlite-webhooks.ts'
+import { newPlantPayload } from './webhook-storage.ts'
 import type { CreateOutcome, PlantContent, StoredPlant } from './plant-storage.ts'
 
-export type Write = { op: 'create', plant: StoredPlant } | { op: 'delete', id: bigint }
+export type Write = { op: 'create', plant: StoredPlant, now: number } | { op: 'delete', id: bigint } | WebhookWrite
 export type WriteRequest = Write & { seq: number }
+
+/** What a write answers: a create's outcome, whether a delete found its row, or an outbox change's result. */
+export type WriteResult = CreateOutcome | boolean | ReturnType<WebhookWrites[keyof WebhookWrites]>
 
 export interface WriteError { message: string, errcode?: number }
 
 export type WriteReply =
-  | { seq: number, result: CreateOutcome | boolean }
+  | { seq: number, result: WriteResult }
   | { seq: number, error: WriteError }
 
 export type WriterMessage =
@@ -83,13 +89,31 @@ async function serve (port: MessagePort, path: string): Promise<void> {
   const select = prepare('SELECT name, tag FROM plants WHERE id = ?')
   const remove = prepare('DELETE FROM plants WHERE id = ?')
 
-  function create (plant: StoredPlant): CreateOutcome {
-    if (Number(insert.run(plant.id, plant.name, plant.tag ?? null).changes) === 1) return 'created'
-    return outcomeOver(select.get(plant.id) as unknown as PlantContent, plant)
+  const webhooks = webhookWrites(prepare)
+
+  // A created plant and its deliveries, one per subscription, in one
+  // transaction: when the deliveries cannot be written the plant is taken
+  // out again (the batch's other writes still commit), so that no plant is
+  // without its events.
+  function create (plant: StoredPlant, now: number): CreateOutcome {
+    if (Number(insert.run(plant.id, plant.name, plant.tag ?? null).changes) === 0) {
+      return outcomeOver(select.get(plant.id) as unknown as PlantContent, plant)
+    }
+    try {
+      webhooks.enqueue(plant.id, newPlantPayload(plant), now)
+    } catch (err) {
+      if (db.isTransaction) remove.run(plant.id)
+      throw err
+    }
+    return 'created'
   }
 
-  function apply (request: WriteRequest): CreateOutcome | boolean {
-    return request.op === 'create' ? create(request.plant) : Number(remove.run(request.id).changes) === 1
+  function apply (request: WriteRequest): WriteResult {
+    switch (request.op) {
+      case 'create': return create(request.plant, request.now)
+      case 'delete': return Number(remove.run(request.id).changes) === 1
+      case 'webhooks': return (webhooks[request.name] as (...args: unknown[]) => WriteResult)(...request.args)
+    }
   }
 
   // Every write of the batch in one transaction. A write that fails alone

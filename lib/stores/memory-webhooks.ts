@@ -1,0 +1,111 @@
+// The memory store's webhook outbox: the same rules as the databases', in
+// the process (gone when it ends).
+import type { ClaimOptions, AttemptOutcome, DeliveryPage, DeliveryRecord, DueDelivery, Subscription, WebhookStorage } from './webhook-storage.ts'
+
+interface Row extends DeliveryRecord {
+  subscriptionId: string
+  payload: string
+  leaseUntil?: number
+}
+
+export class MemoryWebhooks implements WebhookStorage {
+  readonly #subscriptions = new Map<string, Subscription>()
+  // In sequence order: a Map keeps insertion order.
+  readonly #deliveries = new Map<bigint, Row>()
+  #seq = 0n
+
+  /** The plant store calls this when it creates a plant: one delivery per subscription. */
+  enqueue (plantId: bigint, payload: string, now: number): void {
+    for (const { id } of this.#subscriptions.values()) {
+      const seq = ++this.#seq
+      this.#deliveries.set(seq, { seq, subscriptionId: id, plantId, payload, status: 'pending', attempts: 0, nextAttemptAt: now })
+    }
+  }
+
+  async subscribe (subscription: Subscription, max: number): Promise<boolean> {
+    if (this.#subscriptions.size >= max) return false
+    this.#subscriptions.set(subscription.id, { ...subscription })
+    return true
+  }
+
+  async subscriptions (): Promise<Subscription[]> {
+    return [...this.#subscriptions.values()].map((subscription) => ({ ...subscription }))
+  }
+
+  async subscription (id: string): Promise<Subscription | undefined> {
+    const subscription = this.#subscriptions.get(id)
+    return subscription && { ...subscription }
+  }
+
+  async unsubscribe (id: string): Promise<boolean> {
+    if (!this.#subscriptions.delete(id)) return false
+    for (const [seq, row] of this.#deliveries) if (row.subscriptionId === id) this.#deliveries.delete(seq)
+    return true
+  }
+
+  async deliveries (subscriptionId: string, { after, limit }: DeliveryPage): Promise<DeliveryRecord[] | undefined> {
+    if (!this.#subscriptions.has(subscriptionId)) return undefined
+    const page: DeliveryRecord[] = []
+    for (const row of this.#deliveries.values()) {
+      if (page.length === limit) break
+      if (row.subscriptionId === subscriptionId && (after === undefined || row.seq > after)) page.push(record(row))
+    }
+    return page
+  }
+
+  async retry (subscriptionId: string, seq: bigint, now: number): Promise<DeliveryRecord | undefined> {
+    const row = this.#deliveries.get(seq)
+    if (row === undefined || row.subscriptionId !== subscriptionId) return undefined
+    Object.assign(row, { status: 'pending', nextAttemptAt: now, leaseUntil: undefined })
+    return record(row)
+  }
+
+  async claim ({ now, limit, perSubscription, busy, leaseUntil }: ClaimOptions): Promise<DueDelivery[]> {
+    const due = [...this.#deliveries.values()]
+      .filter((row) => row.status === 'pending' && row.nextAttemptAt! <= now && (row.leaseUntil === undefined || row.leaseUntil <= now) && !busy.includes(row.subscriptionId))
+      .sort((a, b) => a.nextAttemptAt! - b.nextAttemptAt! || Number(a.seq - b.seq))
+    const taken = new Map<string, number>()
+    const claimed: DueDelivery[] = []
+    for (const row of due) {
+      if (claimed.length === limit) break
+      const count = taken.get(row.subscriptionId) ?? 0
+      if (count === perSubscription) continue
+      taken.set(row.subscriptionId, count + 1)
+      row.leaseUntil = leaseUntil
+      const { url, secret } = this.#subscriptions.get(row.subscriptionId)!
+      claimed.push({ seq: row.seq, subscriptionId: row.subscriptionId, url, secret, payload: row.payload, attempts: row.attempts })
+    }
+    return claimed
+  }
+
+  async record (outcomes: readonly AttemptOutcome[]): Promise<void> {
+    for (const outcome of outcomes) {
+      const row = this.#deliveries.get(outcome.seq)
+      if (row === undefined || row.status !== 'pending') continue
+      row.attempts++
+      row.leaseUntil = undefined
+      row.lastStatus = outcome.status
+      if (outcome.delivered) {
+        Object.assign(row, { status: 'delivered', deliveredAt: outcome.at, nextAttemptAt: undefined, lastError: undefined })
+      } else {
+        Object.assign(row, { lastError: outcome.error, nextAttemptAt: outcome.nextAttemptAt, status: outcome.nextAttemptAt === undefined ? 'failed' : 'pending' })
+      }
+    }
+  }
+
+  async release (seqs: readonly bigint[]): Promise<void> {
+    for (const seq of seqs) {
+      const row = this.#deliveries.get(seq)
+      if (row !== undefined) row.leaseUntil = undefined
+    }
+  }
+}
+
+function record ({ seq, plantId, status, attempts, lastStatus, lastError, nextAttemptAt, deliveredAt }: Row): DeliveryRecord {
+  const delivery: DeliveryRecord = { seq, plantId, status, attempts }
+  if (lastStatus !== undefined) delivery.lastStatus = lastStatus
+  if (lastError !== undefined) delivery.lastError = lastError
+  if (status === 'pending' && nextAttemptAt !== undefined) delivery.nextAttemptAt = nextAttemptAt
+  if (deliveredAt !== undefined) delivery.deliveredAt = deliveredAt
+  return delivery
+}

@@ -1,0 +1,121 @@
+// The SQLite store's webhook outbox: its statements for the writer thread
+// (every change, in the writer's transactions, so that a plant and its
+// deliveries commit together) and for the reading connection.
+import type { SQLInputValue, StatementSync } from 'node:sqlite'
+import { DELIVERY_COLUMNS, deliveryOf, subscriptionOf } from './webhook-storage.ts'
+import type { AttemptOutcome, ClaimOptions, DeliveryRecord, DeliveryRow, DueDelivery, Subscription, SubscriptionRow } from './webhook-storage.ts'
+
+/** The outbox's tables: the second migration. */
+export const SQLITE_WEBHOOK_MIGRATION = `
+  CREATE TABLE webhook_subscriptions (
+    seq         INTEGER PRIMARY KEY,
+    id          TEXT NOT NULL UNIQUE,
+    url         TEXT NOT NULL,
+    description TEXT,
+    secret      TEXT NOT NULL,
+    created_at  TEXT NOT NULL
+  ) STRICT;
+  -- AUTOINCREMENT: a delivery's number (its webhook-id) is never reused.
+  CREATE TABLE webhook_deliveries (
+    seq              INTEGER PRIMARY KEY AUTOINCREMENT,
+    subscription_seq INTEGER NOT NULL,
+    plant_id         INTEGER NOT NULL,
+    payload          TEXT NOT NULL,
+    status           TEXT NOT NULL DEFAULT 'pending',
+    attempts         INTEGER NOT NULL DEFAULT 0,
+    last_status      INTEGER,
+    last_error       TEXT,
+    next_attempt_at  INTEGER,
+    delivered_at     INTEGER,
+    lease_until      INTEGER
+  ) STRICT;
+  CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at) WHERE status = 'pending';
+  CREATE INDEX webhook_deliveries_by_subscription ON webhook_deliveries (subscription_seq, seq);
+`
+
+type Prepare = (sql: string) => StatementSync
+
+/** The writer thread's side: every change to the outbox. */
+export function webhookWrites (prepare: Prepare) {
+  const enqueue = prepare(`INSERT INTO webhook_deliveries (subscription_seq, plant_id, payload, next_attempt_at)
+    SELECT seq, ?, ?, ? FROM webhook_subscriptions ORDER BY seq`)
+  const subscribe = prepare(`INSERT INTO webhook_subscriptions (id, url, description, secret, created_at)
+    SELECT ?, ?, ?, ?, ? WHERE (SELECT count(*) FROM webhook_subscriptions) < ?`)
+  const forget = prepare('DELETE FROM webhook_deliveries WHERE subscription_seq = (SELECT seq FROM webhook_subscriptions WHERE id = ?)')
+  const unsubscribe = prepare('DELETE FROM webhook_subscriptions WHERE id = ?')
+  const retry = prepare(`UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ?, lease_until = NULL
+    WHERE seq = ? AND subscription_seq = (SELECT seq FROM webhook_subscriptions WHERE id = ?)
+    RETURNING ${DELIVERY_COLUMNS}`)
+  // Due and unclaimed, oldest due first, at most `perSubscription` of one subscription.
+  const due = prepare(`SELECT seq, subscription_id, url, secret, payload, attempts FROM (
+      SELECT d.seq, s.id AS subscription_id, s.url, s.secret, d.payload, d.attempts, d.next_attempt_at,
+             row_number() OVER (PARTITION BY d.subscription_seq ORDER BY d.next_attempt_at, d.seq) AS n
+      FROM webhook_deliveries d JOIN webhook_subscriptions s ON s.seq = d.subscription_seq
+      WHERE d.status = 'pending' AND d.next_attempt_at <= ? AND (d.lease_until IS NULL OR d.lease_until <= ?)
+        AND s.id NOT IN (SELECT value FROM json_each(?))
+    ) WHERE n <= ? ORDER BY next_attempt_at, seq LIMIT ?`)
+  const lease = prepare('UPDATE webhook_deliveries SET lease_until = ? WHERE seq = ?')
+  const delivered = prepare(`UPDATE webhook_deliveries SET status = 'delivered', attempts = attempts + 1, last_status = ?,
+    last_error = NULL, delivered_at = ?, next_attempt_at = NULL, lease_until = NULL WHERE seq = ? AND status = 'pending'`)
+  // No next attempt: that was the last one.
+  const failed = prepare(`UPDATE webhook_deliveries SET status = CASE WHEN ?1 IS NULL THEN 'failed' ELSE 'pending' END,
+    attempts = attempts + 1, last_status = ?2, last_error = ?3, next_attempt_at = ?1, lease_until = NULL WHERE seq = ?4 AND status = 'pending'`)
+  const release = prepare('UPDATE webhook_deliveries SET lease_until = NULL WHERE seq = ? AND status = \'pending\'')
+
+  return {
+    enqueue (plantId: bigint, payload: string, now: number): void {
+      enqueue.run(plantId, payload, now)
+    },
+    subscribe ({ id, url, description, secret, createdAt }: Subscription, max: number): boolean {
+      return Number(subscribe.run(id, url, description ?? null, secret, createdAt, max).changes) === 1
+    },
+    unsubscribe (id: string): boolean {
+      forget.run(id)
+      return Number(unsubscribe.run(id).changes) === 1
+    },
+    retry (subscriptionId: string, seq: bigint, now: number): DeliveryRecord | undefined {
+      const row = retry.get(now, seq, subscriptionId) as DeliveryRow | undefined
+      return row && deliveryOf(row)
+    },
+    claim ({ now, limit, perSubscription, busy, leaseUntil }: ClaimOptions): DueDelivery[] {
+      const rows = due.all(now, now, JSON.stringify(busy), perSubscription, limit) as Array<{ seq: bigint, subscription_id: string, url: string, secret: string, payload: string, attempts: bigint }>
+      return rows.map((row) => {
+        lease.run(leaseUntil, row.seq)
+        return { seq: row.seq, subscriptionId: row.subscription_id, url: row.url, secret: row.secret, payload: row.payload, attempts: Number(row.attempts) }
+      })
+    },
+    record (outcomes: readonly AttemptOutcome[]): void {
+      for (const outcome of outcomes) {
+        if (outcome.delivered) delivered.run(outcome.status, outcome.at, outcome.seq)
+        else failed.run(outcome.nextAttemptAt ?? null, outcome.status ?? null, outcome.error, outcome.seq)
+      }
+    },
+    release (seqs: readonly bigint[]): void {
+      for (const seq of seqs) release.run(seq)
+    }
+  }
+}
+
+export type WebhookWrites = ReturnType<typeof webhookWrites>
+
+/** One change to the outbox, as the store sends it to the writer thread. */
+export type WebhookWrite = { [Name in keyof WebhookWrites]: { op: 'webhooks', name: Name, args: Parameters<WebhookWrites[Name]> } }[keyof WebhookWrites]
+
+/** The reading connection's side. */
+export function webhookReads (prepare: Prepare) {
+  const all = prepare('SELECT id, url, description, secret, created_at FROM webhook_subscriptions ORDER BY seq')
+  const one = prepare('SELECT id, url, description, secret, created_at FROM webhook_subscriptions WHERE id = ?')
+  const page = prepare(`SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries
+    WHERE subscription_seq = (SELECT seq FROM webhook_subscriptions WHERE id = ?) AND seq > ? ORDER BY seq LIMIT ?`)
+  return {
+    subscriptions: (): Subscription[] => (all.all() as unknown as SubscriptionRow[]).map(subscriptionOf),
+    subscription: (id: string): Subscription | undefined => {
+      const row = one.get(id) as SubscriptionRow | undefined
+      return row && subscriptionOf(row)
+    },
+    deliveries: (subscriptionId: string, after: bigint | undefined, limit: number): DeliveryRecord[] =>
+      (page.all(subscriptionId, (after ?? 0n) as SQLInputValue, limit) as unknown as DeliveryRow[]).map(deliveryOf)
+  }
+}
+
+export type WebhookReads = ReturnType<typeof webhookReads>

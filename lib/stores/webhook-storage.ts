@@ -1,0 +1,135 @@
+// The webhook outbox as every store keeps it: subscriptions, and one
+// delivery row per subscription for each plant created, written in the
+// transaction that creates the plant. The dispatcher (lib/webhooks/)
+// claims due deliveries, attempts them and records each attempt here.
+import type { StoredPlant } from './plant-storage.ts'
+
+export interface Subscription {
+  /** `sub_` and 32 hex digits. */
+  id: string
+  url: string
+  description?: string
+  /** `whsec_` and the base64 of 24 random bytes. */
+  secret: string
+  /** ISO 8601. */
+  createdAt: string
+}
+
+export type DeliveryStatus = 'pending' | 'delivered' | 'failed'
+
+/** A delivery as stored; times in milliseconds since the epoch. */
+export interface DeliveryRecord {
+  /** The delivery's sequence number: ever growing, never reused. */
+  seq: bigint
+  plantId: bigint
+  status: DeliveryStatus
+  attempts: number
+  lastStatus?: number
+  lastError?: string
+  nextAttemptAt?: number
+  deliveredAt?: number
+}
+
+/** A delivery claimed for an attempt: what the request needs. */
+export interface DueDelivery {
+  seq: bigint
+  subscriptionId: string
+  url: string
+  secret: string
+  payload: string
+  /** Attempts made before this one. */
+  attempts: number
+}
+
+/** What an attempt came to; `nextAttemptAt` undefined after a failure: the delivery has failed. */
+export type AttemptOutcome =
+  | { seq: bigint, delivered: true, status: number, at: number }
+  | { seq: bigint, delivered: false, status?: number, error: string, nextAttemptAt?: number }
+
+export interface DeliveryPage {
+  /** Only deliveries with a greater sequence number. */
+  after?: bigint
+  limit: number
+}
+
+export interface ClaimOptions {
+  now: number
+  /** Deliveries to claim at most. */
+  limit: number
+  /** At most this many of one subscription. */
+  perSubscription: number
+  /** Subscriptions not to claim for (those with as many attempts in flight as they may have). */
+  busy: readonly string[]
+  /** Until when the claim holds: after it, another dispatcher may take the delivery. */
+  leaseUntil: number
+}
+
+export interface WebhookStorage {
+  /** Adds a subscription unless `max` exist already (then false). */
+  subscribe (subscription: Subscription, max: number): Promise<boolean>
+  /** Every subscription, oldest first. */
+  subscriptions (): Promise<Subscription[]>
+  subscription (id: string): Promise<Subscription | undefined>
+  /** Deletes a subscription and its deliveries; false when there was none. */
+  unsubscribe (id: string): Promise<boolean>
+  /** A page of a subscription's deliveries, oldest first; undefined when there is no such subscription. */
+  deliveries (subscriptionId: string, page: DeliveryPage): Promise<DeliveryRecord[] | undefined>
+  /** Makes a delivery pending and due at `now`; undefined when there is no such delivery of that subscription. */
+  retry (subscriptionId: string, seq: bigint, now: number): Promise<DeliveryRecord | undefined>
+  /** Claims due, pending deliveries whose earlier claim (if any) expired, oldest due first. */
+  claim (options: ClaimOptions): Promise<DueDelivery[]>
+  /** Records attempts; an attempt of a delivery no longer pending (delivered, deleted) changes nothing. */
+  record (outcomes: readonly AttemptOutcome[]): Promise<void>
+  /** Gives claims back untried (a stop): the deliveries are due again at once, attempts unchanged. */
+  release (seqs: readonly bigint[]): Promise<void>
+}
+
+/** The delivery id a receiver sees in `webhook-id` and the API shows. */
+export function deliveryId (seq: bigint): string {
+  return `msg_${seq}`
+}
+
+/** The sequence number of a delivery id (the spec's pattern has checked its form). */
+export function deliverySeq (id: string): bigint {
+  return BigInt(id.slice('msg_'.length))
+}
+
+/**
+ * The body of a newPlant event: the NewPlant JSON, `id` as a plain integer
+ * with every digit, no `tag` when there is none. Made once, when the
+ * plant is created, and sent as is on every attempt.
+ */
+export function newPlantPayload ({ id, name, tag }: StoredPlant): string {
+  return `{"id":${id},"name":${JSON.stringify(name)}${tag === undefined ? '' : `,"tag":${JSON.stringify(tag)}`}}`
+}
+
+/** A delivery row as either database returns it: integers as bigint (SQLite) or text (PostgreSQL int8). */
+export interface DeliveryRow {
+  seq: bigint | string
+  plant_id: bigint | string
+  status: DeliveryStatus
+  attempts: bigint | number
+  last_status: bigint | number | null
+  last_error: string | null
+  next_attempt_at: bigint | string | null
+  delivered_at: bigint | string | null
+}
+
+/** The columns of a DeliveryRow. */
+export const DELIVERY_COLUMNS = 'seq, plant_id, status, attempts, last_status, last_error, next_attempt_at, delivered_at'
+
+/** A delivery row as a record: no field for what is not there; times are far below 2^53. */
+export function deliveryOf (row: DeliveryRow): DeliveryRecord {
+  const record: DeliveryRecord = { seq: BigInt(row.seq), plantId: BigInt(row.plant_id), status: row.status, attempts: Number(row.attempts) }
+  if (row.last_status !== null) record.lastStatus = Number(row.last_status)
+  if (row.last_error !== null) record.lastError = row.last_error
+  if (row.status === 'pending' && row.next_attempt_at !== null) record.nextAttemptAt = Number(row.next_attempt_at)
+  if (row.delivered_at !== null) record.deliveredAt = Number(row.delivered_at)
+  return record
+}
+
+export interface SubscriptionRow { id: string, url: string, description: string | null, secret: string, created_at: string }
+
+export function subscriptionOf ({ id, url, description, secret, created_at: createdAt }: SubscriptionRow): Subscription {
+  return description === null ? { id, url, secret, createdAt } : { id, url, description, secret, createdAt }
+}

@@ -1,0 +1,183 @@
+// Sends the webhook outbox: claims due deliveries from the store, POSTs
+// each, signed, and records what came of it. At least once: a delivery is
+// marked delivered only after a 2xx, and one whose claim lapsed (this
+// process died, or took too long) is claimed again, here or elsewhere.
+//
+// Bounds: at most `concurrency` attempts in flight, at most
+// PER_SUBSCRIPTION of them to one subscription (a hanging receiver cannot
+// hold up the others), CONNECTIONS_PER_ORIGIN sockets to one receiver,
+// `timeoutMs` per attempt, RESPONSE_BYTES of an answer read.
+import { Agent, request } from 'undici'
+import type { FastifyBaseLogger } from 'fastify'
+import { guardedLookup, literalAddressProblem } from './address-guard.ts'
+import { webhookHeaders } from './signature.ts'
+import { deliveryId } from '../stores/webhook-storage.ts'
+import type { AttemptOutcome, DueDelivery, WebhookStorage } from '../stores/webhook-storage.ts'
+
+export interface WebhookOptions {
+  /** Allow receivers on loopback, private and other non-public addresses. Default false. */
+  allowPrivateNetworks: boolean
+  /** Attempts of one delivery, the first included, before it is failed. Default 8. */
+  maxAttempts: number
+  /** The wait after the first failed attempt; each next one is GROWTH times longer. Default 5 s. */
+  retryBaseMs: number
+  /** Milliseconds one attempt may take, connection included. Default 10 s. */
+  timeoutMs: number
+  /** Attempts in flight at once. Default 16. */
+  concurrency: number
+}
+
+const PER_SUBSCRIPTION = 4
+const CONNECTIONS_PER_ORIGIN = 4
+const RESPONSE_BYTES = 64 * 1024
+// Waits grow fourfold, with ±25 % jitter so that deliveries failed together
+// do not retry together, and never past six hours.
+const GROWTH = 4
+const JITTER = 0.25
+const MAX_WAIT_MS = 6 * 60 * 60 * 1000
+// A claim outlives its attempt by this much: past it, another dispatcher
+// takes the delivery over.
+const LEASE_MARGIN_MS = 10_000
+// How often the store is asked for due deliveries when nothing wakes the
+// dispatcher (retries falling due, deliveries another instance wrote).
+const MAX_POLL_MS = 1000
+const ERROR_LENGTH = 1024
+
+/** The wait before the next attempt after `attempts` failed ones, jittered by `random` (0–1). */
+export function retryDelay (attempts: number, baseMs: number, random = Math.random()): number {
+  const wait = Math.min(MAX_WAIT_MS, baseMs * GROWTH ** (attempts - 1))
+  return Math.round(wait * (1 - JITTER + 2 * JITTER * random))
+}
+
+export class WebhookDispatcher {
+  readonly #storage: WebhookStorage
+  readonly #options: WebhookOptions
+  readonly #log: FastifyBaseLogger
+  readonly #agent: Agent
+  readonly #inFlight = new Map<string, number>()
+  readonly #attempts = new Set<Promise<void>>()
+  readonly #stopping = new AbortController()
+  #total = 0
+  #timer: NodeJS.Timeout | undefined
+  #ticking = false
+  #again = false
+
+  constructor (storage: WebhookStorage, options: WebhookOptions, log: FastifyBaseLogger) {
+    this.#storage = storage
+    this.#options = options
+    this.#log = log
+    this.#agent = new Agent({
+      connections: CONNECTIONS_PER_ORIGIN,
+      connect: { timeout: options.timeoutMs, lookup: guardedLookup(options.allowPrivateNetworks) },
+      headersTimeout: options.timeoutMs,
+      bodyTimeout: options.timeoutMs
+    })
+  }
+
+  start (): void {
+    const poll = Math.max(10, Math.min(MAX_POLL_MS, this.#options.retryBaseMs))
+    this.#timer = setInterval(() => this.wake(), poll).unref()
+    this.wake()
+  }
+
+  /** Looks for due deliveries now (a plant was just created, an attempt ended). */
+  wake (): void {
+    if (this.#stopping.signal.aborted) return
+    if (this.#ticking) {
+      this.#again = true
+      return
+    }
+    this.#ticking = true
+    this.#tick().catch((err: Error) => this.#log.warn({ err }, 'webhook deliveries could not be claimed; trying again shortly'))
+      .finally(() => { this.#ticking = false })
+  }
+
+  async #tick (): Promise<void> {
+    do {
+      this.#again = false
+      const free = this.#options.concurrency - this.#total
+      if (free <= 0) return
+      const busy = [...this.#inFlight].filter(([, count]) => count >= PER_SUBSCRIPTION).map(([id]) => id)
+      const now = Date.now()
+      const claimed = await this.#storage.claim({ now, limit: free, perSubscription: PER_SUBSCRIPTION, busy, leaseUntil: now + this.#options.timeoutMs + LEASE_MARGIN_MS })
+      for (const delivery of claimed) this.#track(delivery)
+      if (claimed.length === free) this.#again = true
+    } while (this.#again && !this.#stopping.signal.aborted)
+  }
+
+  #track (delivery: DueDelivery): void {
+    this.#total++
+    this.#inFlight.set(delivery.subscriptionId, (this.#inFlight.get(delivery.subscriptionId) ?? 0) + 1)
+    const attempt = this.#attempt(delivery).finally(() => {
+      this.#total--
+      const left = this.#inFlight.get(delivery.subscriptionId)! - 1
+      if (left === 0) this.#inFlight.delete(delivery.subscriptionId)
+      else this.#inFlight.set(delivery.subscriptionId, left)
+      this.#attempts.delete(attempt)
+      this.wake()
+    })
+    this.#attempts.add(attempt)
+  }
+
+  async #attempt (delivery: DueDelivery): Promise<void> {
+    let result: { status?: number, error?: string }
+    try {
+      result = await this.#send(delivery)
+    } catch (err) {
+      if (this.#stopping.signal.aborted) {
+        // Our own shutdown is no failure of the receiver: the delivery
+        // stays pending, due at once, its attempts unchanged.
+        await this.#storage.release([delivery.seq]).catch(() => {})
+        return
+      }
+      result = { error: describe(err as Parameters<typeof describe>[0]) }
+    }
+    const now = Date.now()
+    const attempts = delivery.attempts + 1
+    const outcome: AttemptOutcome = result.error === undefined
+      ? { seq: delivery.seq, delivered: true, status: result.status!, at: now }
+      : {
+          seq: delivery.seq,
+          delivered: false,
+          ...(result.status !== undefined && { status: result.status }),
+          error: result.error.slice(0, ERROR_LENGTH),
+          ...(attempts < this.#options.maxAttempts && { nextAttemptAt: now + retryDelay(attempts, this.#options.retryBaseMs) })
+        }
+    // (A record that fails leaves the claim to lapse: the delivery is
+    // attempted again, at least once holds.)
+    await this.#storage.record([outcome]).catch((err: Error) => this.#log.warn({ err, delivery: deliveryId(delivery.seq) }, 'a webhook attempt could not be recorded'))
+  }
+
+  async #send ({ seq, url, secret, payload }: DueDelivery): Promise<{ status?: number, error?: string }> {
+    const target = new URL(url)
+    const refused = literalAddressProblem(target, this.#options.allowPrivateNetworks)
+    if (refused !== undefined) return { error: refused }
+    const { statusCode, body } = await request(target, {
+      method: 'POST',
+      headers: webhookHeaders(secret, deliveryId(seq), payload, Date.now()),
+      body: payload,
+      dispatcher: this.#agent,
+      signal: AbortSignal.any([this.#stopping.signal, AbortSignal.timeout(this.#options.timeoutMs)])
+    })
+    // The answer's body means nothing to us: read a little of it, so that
+    // the connection can be reused, and drop the connection past that.
+    await body.dump({ limit: RESPONSE_BYTES }).catch(() => {})
+    return statusCode >= 200 && statusCode < 300 ? { status: statusCode } : { status: statusCode, error: `the receiver answered ${statusCode}` }
+  }
+
+  /** Stops claiming; attempts in flight are cut and their deliveries left pending. */
+  async stop (): Promise<void> {
+    clearInterval(this.#timer)
+    this.#stopping.abort()
+    await Promise.allSettled([...this.#attempts])
+    await this.#agent.close()
+  }
+}
+
+// What a receiver's failure was, in a sentence with no secrets (the URL's
+// host and the error code only).
+function describe (err: Error & { code?: string, cause?: { code?: string, message?: string } }): string {
+  if (err.name === 'TimeoutError' || err.code === 'UND_ERR_HEADERS_TIMEOUT' || err.code === 'UND_ERR_BODY_TIMEOUT' || err.code === 'UND_ERR_CONNECT_TIMEOUT') return 'no answer in time'
+  const cause = err.cause?.message ?? err.message
+  return `${err.cause?.code ?? err.code ?? 'error'}: ${cause}`
+}

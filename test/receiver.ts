@@ -1,0 +1,63 @@
+// A webhook receiver on 127.0.0.1 for tests: it records each request and
+// answers as the test says (a status, or never).
+import { once } from 'node:events'
+import { createServer } from 'node:http'
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { setTimeout } from 'node:timers/promises'
+import type { Test } from 'tap'
+
+export interface Received {
+  headers: IncomingHttpHeaders
+  body: string
+  at: number
+}
+
+/** What to answer: a status, or 'hang' to answer never. */
+export type Answer = number | 'hang'
+
+export interface Receiver {
+  url: string
+  received: Received[]
+  /** The answers for the next requests, in order; then `otherwise`. */
+  answers: Answer[]
+  otherwise: Answer
+  /** Resolves once `count` requests have arrived. */
+  waitFor: (count: number, timeoutMs?: number) => Promise<Received[]>
+}
+
+export async function receiver (t: Test, otherwise: Answer = 204): Promise<Receiver> {
+  const hanging = new Set<ServerResponse>()
+  const self: Receiver = {
+    url: '',
+    received: [],
+    answers: [],
+    otherwise,
+    waitFor: async (count, timeoutMs = 10_000) => {
+      const deadline = Date.now() + timeoutMs
+      while (self.received.length < count) {
+        if (Date.now() > deadline) throw new Error(`${self.received.length} of ${count} webhook requests arrived within ${timeoutMs} ms`)
+        await setTimeout(10)
+      }
+      return self.received.slice(0, count)
+    }
+  }
+  const server = createServer((request, response) => {
+    let body = ''
+    request.setEncoding('utf8').on('data', (chunk) => { body += chunk }).on('end', () => {
+      self.received.push({ headers: request.headers, body, at: Date.now() })
+      const answer = self.answers.shift() ?? self.otherwise
+      if (answer === 'hang') hanging.add(response)
+      else response.writeHead(answer).end()
+    })
+  })
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  self.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`
+  t.teardown(() => {
+    for (const response of hanging) response.destroy()
+    server.closeAllConnections()
+    server.close()
+  })
+  return self
+}

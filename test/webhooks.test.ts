@@ -1,0 +1,216 @@
+// The newPlant webhook through the plugin: subscriptions, signed
+// deliveries, retries, failures and isolation, against receivers on
+// 127.0.0.1 (so private networks are allowed here, and refused in the test
+// that says so). Signatures are verified with the standardwebhooks package,
+// as a receiver would.
+import { setTimeout } from 'node:timers/promises'
+import t from 'tap'
+import type { Test } from 'tap'
+import { Webhook } from 'standardwebhooks'
+import type { FastifyInstance } from 'fastify'
+import { AUTH, build } from './helper.ts'
+import { receiver } from './receiver.ts'
+
+const FAST = { allowPrivateNetworks: true, retryBaseMs: 20, timeoutMs: 1000, maxAttempts: 3 }
+
+async function subscribe (t: Test, app: FastifyInstance, url: string, description?: string) {
+  const res = await app.inject({ method: 'POST', url: '/webhooks', headers: AUTH, payload: { url, ...(description !== undefined && { description }) } })
+  t.equal(res.statusCode, 201, `subscribed ${url}`)
+  return res.json() as { id: string, url: string, secret: string, createdAt: string, description?: string }
+}
+
+const create = (app: FastifyInstance, body: string) =>
+  app.inject({ method: 'POST', url: '/plants', headers: { ...AUTH, 'content-type': 'application/json' }, payload: body })
+
+async function deliveries (app: FastifyInstance, id: string, query = '') {
+  const res = await app.inject({ url: `/webhooks/${id}/deliveries${query}`, headers: AUTH })
+  return res.json() as Array<{ id: string, plantId: number, status: string, attempts: number, lastStatus?: number, lastError?: string, nextAttemptAt?: string, deliveredAt?: string }>
+}
+
+async function until (check: () => Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (!await check()) {
+    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms: ${what}`)
+    await setTimeout(20)
+  }
+}
+
+t.test('subscriptions: create, list, get, delete; 404 for what is not there', async (t) => {
+  const app = await build(t, { webhooks: FAST })
+  const hook = await receiver(t)
+  const first = await subscribe(t, app, hook.url, 'inventory sync')
+  t.match(first, { id: /^sub_[0-9a-f]{32}$/, url: hook.url, description: 'inventory sync', secret: /^whsec_[A-Za-z0-9+/]{32}$/ })
+  t.ok(Math.abs(Date.parse(first.createdAt) - Date.now()) < 60_000, 'createdAt is now')
+  const second = await subscribe(t, app, hook.url)
+  t.notOk('description' in second)
+  t.not(first.secret, second.secret, 'each its own secret')
+  t.same((await app.inject({ url: '/webhooks', headers: AUTH })).json(), [first, second], 'oldest first')
+  t.same((await app.inject({ url: `/webhooks/${first.id}`, headers: AUTH })).json(), first)
+  t.equal((await app.inject({ method: 'DELETE', url: `/webhooks/${first.id}`, headers: AUTH })).statusCode, 204)
+  const gone = await app.inject({ url: `/webhooks/${first.id}`, headers: AUTH })
+  t.equal(gone.statusCode, 404)
+  t.same(gone.json(), { error: 404, message: `No webhook subscription has the id ${first.id}` })
+  t.equal((await app.inject({ method: 'DELETE', url: `/webhooks/${first.id}`, headers: AUTH })).statusCode, 404)
+  t.equal((await app.inject({ url: `/webhooks/${first.id}/deliveries`, headers: AUTH })).statusCode, 404)
+  t.equal((await app.inject({ method: 'POST', url: `/webhooks/${second.id}/deliveries/msg_999/retry`, headers: AUTH })).json().message, `The webhook subscription ${second.id} has no delivery msg_999`)
+  t.same((await app.inject({ url: '/webhooks', headers: AUTH })).json(), [second])
+})
+
+t.test('bad subscriptions get 400 naming the field; no token, 401', async (t) => {
+  const app = await build(t, { webhooks: FAST })
+  const cases: Array<[unknown, RegExp]> = [
+    [{}, /body must have required property 'url'/],
+    [{ url: 'ftp://example.com/x' }, /body\/url must match pattern/],
+    [{ url: 'not a url' }, /body\/url/],
+    [{ url: `https://example.com/${'a'.repeat(2048)}` }, /body\/url must NOT have more than 2048 characters/],
+    [{ url: 'https://example.com/', description: 'd'.repeat(257) }, /body\/description must NOT have more than 256 characters/],
+    [{ url: 'https://user:pw@example.com/' }, /body\/url must not hold credentials/],
+    [{ url: 'https://example.com/\u0000' }, /body\/url/],
+    [{ url: 'https://example.com/', description: '\ud800' }, /body\/description/]
+  ]
+  for (const [body, message] of cases) {
+    const res = await app.inject({ method: 'POST', url: '/webhooks', headers: { ...AUTH, 'content-type': 'application/json' }, payload: JSON.stringify(body) })
+    t.equal(res.statusCode, 400, JSON.stringify(body).slice(0, 60))
+    t.match(res.json().message, message)
+  }
+  t.equal((await app.inject({ method: 'POST', url: '/webhooks', headers: { ...AUTH, 'content-type': 'text/plain' }, payload: '{}' })).statusCode, 415)
+  t.equal((await app.inject({ method: 'POST', url: '/webhooks', payload: { url: 'https://example.com/' } })).statusCode, 401)
+  t.equal((await app.inject({ url: '/webhooks' })).statusCode, 401)
+  t.equal((await app.inject({ url: '/webhooks/sub_nope', headers: AUTH })).statusCode, 400, 'an id of the wrong form')
+})
+
+t.test('private, loopback and link-local receivers are refused unless allowed', async (t) => {
+  const app = await build(t)
+  for (const url of ['http://127.0.0.1:9/x', 'http://localhost/x', 'http://10.0.0.1/', 'http://[::1]/', 'http://169.254.169.254/latest/meta-data', 'http://[::ffff:127.0.0.1]/', 'http://0.0.0.0/', 'http://192.168.1.1/']) {
+    const res = await app.inject({ method: 'POST', url: '/webhooks', headers: AUTH, payload: { url } })
+    t.equal(res.statusCode, 400, url)
+    t.match(res.json().message, /must reach a public address: .* is .*, a loopback, private or otherwise non-public address \(set WEBHOOK_ALLOW_PRIVATE_NETWORKS=true/, url)
+  }
+  const unknown = await app.inject({ method: 'POST', url: '/webhooks', headers: AUTH, payload: { url: 'https://no-such-host.invalid/' } })
+  t.equal(unknown.statusCode, 400)
+  t.match(unknown.json().message, /no-such-host\.invalid does not resolve/)
+})
+
+t.test('at most 100 subscriptions: the 101st is a 409', async (t) => {
+  const app = await build(t, { webhooks: FAST })
+  for (let i = 0; i < 100; i++) {
+    t.equal((await app.inject({ method: 'POST', url: '/webhooks', headers: AUTH, payload: { url: `http://127.0.0.1:9/${i}` } })).statusCode, 201)
+  }
+  const refused = await app.inject({ method: 'POST', url: '/webhooks', headers: AUTH, payload: { url: 'http://127.0.0.1:9/x' } })
+  t.equal(refused.statusCode, 409)
+  t.match(refused.json().message, /already 100 webhook subscriptions/)
+})
+
+t.test('a created plant reaches its subscriber signed, every digit exact; replays and conflicts send nothing', async (t) => {
+  const app = await build(t, { webhooks: FAST })
+  const hook = await receiver(t)
+  const { id, secret } = await subscribe(t, app, hook.url)
+  t.equal((await create(app, '{"id":9223372036854775807,"name":"Fern","tag":"green","extra":1}')).statusCode, 200)
+  t.equal((await create(app, '{"id":-9223372036854775808,"name":"Ivy"}')).statusCode, 200)
+  t.equal((await create(app, '{"id":9223372036854775807,"name":"Fern","tag":"green"}')).statusCode, 200, 'a replay')
+  t.equal((await create(app, '{"id":9223372036854775807,"name":"Rose"}')).statusCode, 409, 'a conflict')
+  const received = await hook.waitFor(2)
+  const bodies = received.map(({ body }) => body).sort()
+  t.same(bodies, ['{"id":-9223372036854775808,"name":"Ivy"}', '{"id":9223372036854775807,"name":"Fern","tag":"green"}'])
+  for (const { headers, body } of received) {
+    t.equal(headers['content-type'], 'application/json')
+    t.match(headers['webhook-id'], /^msg_\d+$/)
+    t.ok(Math.abs(Number(headers['webhook-timestamp']) - Date.now() / 1000) < 60)
+    t.doesNotThrow(() => new Webhook(secret).verify(body, headers as Record<string, string>), 'the signature verifies with standardwebhooks')
+    t.throws(() => new Webhook(secret).verify(body.replace('Fern', 'Fern ').replace('Ivy', 'Ivy '), headers as Record<string, string>), 'and not for another body')
+  }
+  await setTimeout(200)
+  t.equal(hook.received.length, 2, 'nothing for the replay and the conflict')
+  await until(async () => (await deliveries(app, id)).every(({ status }) => status === 'delivered'), 'both recorded delivered')
+  const listed = await deliveries(app, id)
+  t.match(listed, [{ status: 'delivered', attempts: 1, lastStatus: 204, deliveredAt: String }, { status: 'delivered', attempts: 1 }])
+  t.same(listed.map(({ id }) => id).sort(), received.map(({ headers }) => headers['webhook-id']).sort(), 'the id is the webhook-id the receiver saw')
+  const raw = (await app.inject({ url: `/webhooks/${id}/deliveries`, headers: AUTH })).body
+  t.match(raw, /"plantId":9223372036854775807/, 'plantId every digit')
+  t.same((await deliveries(app, id, `?limit=1&after=${listed[0]!.id}`)).map(({ id }) => id), [listed[1]!.id], 'pages')
+})
+
+t.test('a receiver that fails twice gets the same webhook-id three times, then it is delivered', async (t) => {
+  const app = await build(t, { webhooks: FAST })
+  const hook = await receiver(t)
+  hook.answers.push(500, 503)
+  const { id, secret } = await subscribe(t, app, hook.url)
+  await create(app, '{"id":1,"name":"Fern"}')
+  const received = await hook.waitFor(3)
+  t.same(new Set(received.map(({ headers }) => headers['webhook-id'])).size, 1, 'one webhook-id on every attempt')
+  for (const { body, headers } of received) new Webhook(secret).verify(body, headers as Record<string, string>)
+  t.ok(received[2]!.at - received[1]!.at >= received[1]!.at - received[0]!.at - 15, 'the waits grow')
+  await until(async () => (await deliveries(app, id))[0]?.status === 'delivered', 'delivered')
+  t.match((await deliveries(app, id))[0], { status: 'delivered', attempts: 3, lastStatus: 204 })
+  t.notOk('lastError' in (await deliveries(app, id))[0]!)
+})
+
+t.test('one that always fails is failed after the last attempt; retry delivers it once it recovers', async (t) => {
+  const app = await build(t, { webhooks: FAST })
+  const hook = await receiver(t, 500)
+  const { id } = await subscribe(t, app, hook.url)
+  await create(app, '{"id":1,"name":"Fern"}')
+  await until(async () => (await deliveries(app, id))[0]?.status === 'failed', 'failed')
+  const [failed] = await deliveries(app, id)
+  t.match(failed, { status: 'failed', attempts: 3, lastStatus: 500, lastError: 'the receiver answered 500' })
+  t.notOk('nextAttemptAt' in failed!)
+  await setTimeout(200)
+  t.equal(hook.received.length, 3, 'three attempts in all, no more')
+  hook.otherwise = 200
+  const retried = await app.inject({ method: 'POST', url: `/webhooks/${id}/deliveries/${failed!.id}/retry`, headers: AUTH })
+  t.equal(retried.statusCode, 202)
+  t.match(retried.json(), { id: failed!.id, status: 'pending', attempts: 3, nextAttemptAt: String })
+  await until(async () => (await deliveries(app, id))[0]?.status === 'delivered', 'delivered after the retry')
+  t.equal(hook.received.length, 4, 'one more attempt')
+  t.equal(hook.received[3]!.headers['webhook-id'], failed!.id)
+})
+
+t.test('a receiver that is down (connection refused) fails with the reason', async (t) => {
+  const app = await build(t, { webhooks: { ...FAST, maxAttempts: 1 } })
+  const { id } = await subscribe(t, app, 'http://127.0.0.1:9/nothing-listens')
+  await create(app, '{"id":1,"name":"Fern"}')
+  await until(async () => (await deliveries(app, id))[0]?.status === 'failed', 'failed')
+  t.match((await deliveries(app, id))[0], { attempts: 1, lastError: /ECONNREFUSED/ })
+})
+
+t.test('a hanging receiver delays neither another subscriber nor creates', async (t) => {
+  const app = await build(t, { webhooks: { ...FAST, timeoutMs: 5000 } })
+  const hanging = await receiver(t, 'hang')
+  const healthy = await receiver(t)
+  await subscribe(t, app, hanging.url)
+  await subscribe(t, app, healthy.url)
+  const started = Date.now()
+  for (let i = 1; i <= 20; i++) t.equal((await create(app, `{"id":${i},"name":"p${i}"}`)).statusCode, 200)
+  const createsTook = Date.now() - started
+  await healthy.waitFor(20, 4000)
+  t.ok(Date.now() - started < 4000, `the healthy receiver had all 20 in ${Date.now() - started} ms, before the hanging one's 5 s timeout`)
+  t.ok(createsTook < 3000, `20 creates took ${createsTook} ms`)
+  t.ok(hanging.received.length <= 4, `at most 4 attempts in flight to the hanging receiver (${hanging.received.length})`)
+})
+
+t.test('deleting a subscription stops its pending deliveries', async (t) => {
+  const app = await build(t, { webhooks: { ...FAST, retryBaseMs: 200, maxAttempts: 10 } })
+  const hook = await receiver(t, 500)
+  const { id } = await subscribe(t, app, hook.url)
+  await create(app, '{"id":1,"name":"Fern"}')
+  await hook.waitFor(1)
+  t.equal((await app.inject({ method: 'DELETE', url: `/webhooks/${id}`, headers: AUTH })).statusCode, 204)
+  const seen = hook.received.length
+  await setTimeout(800)
+  t.ok(hook.received.length <= seen + 1, `no more attempts after the delete (${seen} → ${hook.received.length})`)
+})
+
+t.test('webhooks: false turns the feature off', async (t) => {
+  const app = await build(t, { webhooks: false })
+  const res = await app.inject({ url: '/webhooks', headers: AUTH })
+  t.equal(res.statusCode, 404)
+  t.same(res.json(), { error: 404, message: 'Webhooks are turned off on this server' })
+  t.equal((await create(app, '{"id":1,"name":"Fern"}')).statusCode, 200, 'plants still work')
+})
+
+t.test('Swagger UI\'s document declares the newPlant webhook', async (t) => {
+  const app = await build(t)
+  const spec = (await app.inject('/docs/json')).json()
+  t.match(spec.webhooks.newPlant.post, { operationId: 'newPlant', requestBody: { content: { 'application/json': { schema: { $ref: '#/components/schemas/NewPlant' } } } } })
+  t.same(spec.webhooks.newPlant.post.parameters.map(({ name }: { name: string }) => name), ['webhook-id', 'webhook-timestamp', 'webhook-signature'])
+})
