@@ -214,3 +214,47 @@ t.test('Swagger UI\'s document declares the newPlant webhook', async (t) => {
   t.match(spec.webhooks.newPlant.post, { operationId: 'newPlant', requestBody: { content: { 'application/json': { schema: { $ref: '#/components/schemas/NewPlant' } } } } })
   t.same(spec.webhooks.newPlant.post.parameters.map(({ name }: { name: string }) => name), ['webhook-id', 'webhook-timestamp', 'webhook-signature'])
 })
+
+t.test('hostile receivers: a redirect is not followed, an endless answer is cut, a non-public address is refused at connection time', async (t) => {
+  const { WebhookDispatcher } = await import('../lib/webhooks/dispatcher.ts')
+  const { MemoryWebhooks } = await import('../lib/stores/memory-webhooks.ts')
+  const { createServer } = await import('node:http')
+  const { once } = await import('node:events')
+  const target = await receiver(t)
+  const hostile = createServer((request, response) => {
+    request.resume()
+    if (request.url === '/redirect') return response.writeHead(307, { location: target.url }).end()
+    // 200, then a body that never ends.
+    response.writeHead(200)
+    const chunk = Buffer.alloc(64 * 1024, 'x')
+    const timer = setInterval(() => response.write(chunk), 1)
+    response.on('close', () => clearInterval(timer))
+  })
+  hostile.listen(0, '127.0.0.1')
+  await once(hostile, 'listening')
+  t.teardown(() => { hostile.closeAllConnections(); hostile.close() })
+  const port = (hostile.address() as import('node:net').AddressInfo).port
+
+  const outcomes = async (allowPrivateNetworks: boolean, urls: string[]) => {
+    const storage = new MemoryWebhooks()
+    for (const [i, url] of urls.entries()) {
+      await storage.subscribe({ id: `sub_${String(i).padStart(32, '0')}`, url, secret: `whsec_${'A'.repeat(32)}`, createdAt: new Date().toISOString() }, 100)
+    }
+    storage.enqueue(1n, '{"id":1,"name":"Fern"}', Date.now())
+    const dispatcher = new WebhookDispatcher(storage, { allowPrivateNetworks, maxAttempts: 1, retryBaseMs: 10, timeoutMs: 2000, concurrency: 4 }, (await import('fastify')).default().log)
+    dispatcher.start()
+    t.teardown(() => dispatcher.stop())
+    const all = async () => Promise.all(urls.map(async (_, i) => (await storage.deliveries(`sub_${String(i).padStart(32, '0')}`, { limit: 10 }))![0]!))
+    await until(async () => (await all()).every(({ status }) => status !== 'pending'), 'every attempt recorded')
+    return all()
+  }
+
+  const [redirected, endless] = await outcomes(true, [`http://127.0.0.1:${port}/redirect`, `http://127.0.0.1:${port}/endless`])
+  t.match(redirected, { status: 'failed', lastStatus: 307, lastError: 'the receiver answered 307' }, 'a redirect is a failure')
+  t.equal(target.received.length, 0, 'and its target is never called')
+  t.match(endless, { status: 'delivered', lastStatus: 200 }, 'a 2xx with an endless body is delivered, its body cut')
+
+  const [literal, named] = await outcomes(false, [`http://127.0.0.1:${port}/endless`, `http://localhost:${port}/endless`])
+  t.match(literal, { status: 'failed', lastError: /127\.0\.0\.1 is not a public address/ })
+  t.match(named, { status: 'failed', lastError: /localhost resolves to .*, not a public address/ })
+})
