@@ -3,13 +3,19 @@
 // 127.0.0.1 (so private networks are allowed here, and refused in the test
 // that says so). Signatures are verified with the standardwebhooks package,
 // as a receiver would.
+import { once } from 'node:events'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { setTimeout } from 'node:timers/promises'
+import Fastify from 'fastify'
 import t from 'tap'
 import type { Test } from 'tap'
 import { Webhook } from 'standardwebhooks'
 import type { FastifyInstance } from 'fastify'
 import { AUTH, build } from './helper.ts'
 import { receiver } from './receiver.ts'
+import { MemoryWebhooks } from '../lib/stores/memory-webhooks.ts'
+import { WebhookDispatcher } from '../lib/webhooks/dispatcher.ts'
 
 const FAST = { allowPrivateNetworks: true, retryBaseMs: 20, timeoutMs: 1000, maxAttempts: 3 }
 
@@ -216,10 +222,6 @@ t.test('Swagger UI\'s document declares the newPlant webhook', async (t) => {
 })
 
 t.test('hostile receivers: a redirect is not followed, an endless answer is cut, a non-public address is refused at connection time', async (t) => {
-  const { WebhookDispatcher } = await import('../lib/webhooks/dispatcher.ts')
-  const { MemoryWebhooks } = await import('../lib/stores/memory-webhooks.ts')
-  const { createServer } = await import('node:http')
-  const { once } = await import('node:events')
   const target = await receiver(t)
   const hostile = createServer((request, response) => {
     request.resume()
@@ -233,7 +235,7 @@ t.test('hostile receivers: a redirect is not followed, an endless answer is cut,
   hostile.listen(0, '127.0.0.1')
   await once(hostile, 'listening')
   t.teardown(() => { hostile.closeAllConnections(); hostile.close() })
-  const port = (hostile.address() as import('node:net').AddressInfo).port
+  const port = (hostile.address() as AddressInfo).port
 
   const outcomes = async (allowPrivateNetworks: boolean, urls: string[]) => {
     const storage = new MemoryWebhooks()
@@ -241,7 +243,7 @@ t.test('hostile receivers: a redirect is not followed, an endless answer is cut,
       await storage.subscribe({ id: `sub_${String(i).padStart(32, '0')}`, url, secret: `whsec_${'A'.repeat(32)}`, createdAt: new Date().toISOString() }, 100)
     }
     storage.enqueue(1n, '{"id":1,"name":"Fern"}', Date.now())
-    const dispatcher = new WebhookDispatcher(storage, { allowPrivateNetworks, maxAttempts: 1, retryBaseMs: 10, timeoutMs: 2000, concurrency: 4 }, (await import('fastify')).default().log)
+    const dispatcher = new WebhookDispatcher(storage, { allowPrivateNetworks, maxAttempts: 1, retryBaseMs: 10, timeoutMs: 2000, concurrency: 4 }, Fastify().log)
     dispatcher.start()
     t.teardown(() => dispatcher.stop())
     const all = async () => Promise.all(urls.map(async (_, i) => (await storage.deliveries(`sub_${String(i).padStart(32, '0')}`, { limit: 10 }))![0]!))
