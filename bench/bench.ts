@@ -59,6 +59,8 @@ interface SystemSpec {
   name: string
   script: string
   env?: Record<string, string>
+  /** Subscribe a local webhook receiver (on the load generator's core) before loading it. */
+  webhook?: boolean
 }
 
 interface Running extends SystemSpec {
@@ -110,6 +112,21 @@ async function launch (spec: SystemSpec, extraEnv: Record<string, string> = {}):
     await setTimeout(50)
   }
   return { ...spec, url, child, nextId: 10_000_000 }
+}
+
+// The receiver runs beside the load generator, so that it takes no CPU
+// from the service it is measuring.
+const receivers: ChildProcess[] = []
+async function subscribeReceiver (system: Running): Promise<void> {
+  const port = await freePort()
+  const script = here('./systems/webhook-receiver.ts')
+  const child = spawn(pinned ? 'taskset' : process.execPath, pinned ? ['-c', '1', process.execPath, script] : [script], {
+    env: { PATH: process.env.PATH, PORT: String(port) }, stdio: ['ignore', 'pipe', 'inherit']
+  })
+  receivers.push(child)
+  await new Promise<void>((resolve) => child.stdout!.once('data', () => resolve()))
+  const res = await fetch(`${system.url}/webhooks`, { method: 'POST', headers, body: JSON.stringify({ url: `http://127.0.0.1:${port}/hook` }) })
+  if (res.status !== 201) throw new Error(`${system.name}: subscribing answered ${res.status}`)
 }
 
 async function stop (system: Running): Promise<void> {
@@ -210,14 +227,21 @@ async function postgresBenchUrl (): Promise<string | undefined> {
 
 const scratch = await mkdtemp(join(tmpdir(), 'plant-store-bench-'))
 const pgUrl = await postgresBenchUrl()
-const specs: SystemSpec[] = [
+const specs: SystemSpec[] = ([
   { key: 'memory', name: 'service, memory store', script: SERVICE, env: { DATABASE_URL: 'memory:' } },
   { key: 'sqlite', name: 'service, SQLite (durable)', script: SERVICE, env: { DATABASE_URL: `file:${join(scratch, 'plants.db')}` } },
+  {
+    key: 'sqlite-webhook',
+    name: 'service, SQLite + 1 webhook subscriber',
+    script: SERVICE,
+    env: { DATABASE_URL: `file:${join(scratch, 'webhook.db')}`, WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true' },
+    webhook: true
+  },
   ...(pgUrl ? [{ key: 'postgres', name: 'service, PostgreSQL', script: SERVICE, env: { DATABASE_URL: pgUrl } }] : []),
   { key: 'fastify', name: 'baseline: bare Fastify + Map', script: here('./systems/bare-fastify.ts') },
   { key: 'http', name: 'baseline: raw node:http + Map', script: here('./systems/raw-http.ts') },
   { key: 'express', name: 'peer: Express 5 + express-openapi-validator', script: here('./systems/express-peer.ts') }
-].filter((spec) => !args.systems || args.systems.split(',').includes(spec.key))
+] as SystemSpec[]).filter((spec) => !args.systems || args.systems.split(',').includes(spec.key))
 
 const log = (line: string) => process.stderr.write(`${line}\n`)
 log(`bench: ${ROUNDS} round(s) of ${DURATION}s per system and workload, ${CONNECTIONS} connections${pinned ? ', servers on core 0, load on core 1' : ''}`)
@@ -229,6 +253,7 @@ try {
   for (const spec of specs) {
     const system = await launch(spec)
     systems.push(system)
+    if (spec.webhook) await subscribeReceiver(system)
     await seed(system)
   }
   // Warm up every system's JIT before anything counts.
@@ -249,6 +274,7 @@ try {
   }
 } finally {
   await Promise.all(systems.map(stop))
+  for (const receiver of receivers) receiver.kill('SIGTERM')
 }
 
 // Memory after many creates, and start-up time, on fresh processes.
@@ -326,6 +352,7 @@ versus('memory', 'service, memory ≥ 0.90 × bare Fastify (creates)', 0.9)
 versus('sqlite', 'service, SQLite ≥ 0.75 × bare Fastify (creates)', 0.75)
 versus('memory', 'service ≥ 4 × Express + express-openapi-validator (creates)', 4, 'express')
 versus('postgres', 'service, PostgreSQL ≥ 0.40 × bare Fastify (creates)', 0.4)
+versus('sqlite-webhook', 'service, SQLite with 1 webhook subscriber ≥ 0.80 × without (creates)', 0.8, 'sqlite')
 if (has('memory', 'fastify')) {
   const p99 = ratio('memory', 'create', (s) => s.p99)
   target('service p99 ≤ 2 × bare Fastify p99 (creates)', p99, fmt(p99, 2), p99 <= 2)
