@@ -94,6 +94,11 @@ t.test('Swagger UI: Authorize, Try it out, 200; a bad token, 401', { skip }, asy
   t.notMatch(shown, /9007199254740996|9007199254740992|9223372036854776000/, 'and no rounded neighbour')
   await page.screenshot({ path: new URL('swagger-ui-ids.png', ARTIFACTS).pathname, fullPage: true })
 
+  // The spec's webhooks section is on the page: the newPlant webhook and its body.
+  const webhooks = await page.locator('body').textContent() ?? ''
+  t.match(webhooks, /Webhooks/, 'a Webhooks section')
+  t.match(webhooks, /newPlant/, 'listing newPlant')
+
   await page.reload()
   await operation.waitFor()
   t.equal(await page.evaluate(() => localStorage.getItem('authorized')?.includes('browser-token')), true, 'the token is kept across reloads')
