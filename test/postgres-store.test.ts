@@ -16,6 +16,55 @@ t.test('the PostgreSQL store', { skip: POSTGRES_SKIP }, async (t) => {
     t.same(await stores[3]!.get(1n), { id: 1n, name: 'Fern' }, 'they share one table')
   })
 
+  t.test('webhooks: subscribing and unsubscribing while two instances create: every create succeeds, each sees the change wholly before or after it', async (t) => {
+    const url = await freshSchemaUrl(t)
+    const stores = await Promise.all([PostgresStore.open(url), PostgresStore.open(url)])
+    t.teardown(() => Promise.all(stores.map((store) => store.close())))
+    const [one, two] = stores.map((store) => store.webhooks!)
+    const sub = (n: number) => ({ id: `sub_${String(n).padStart(32, '0')}`, url: `http://127.0.0.1:9/${n}`, secret: `whsec_${'A'.repeat(32)}`, createdAt: new Date().toISOString() })
+    await one!.subscribe(sub(1), 10)
+    let next = 1n
+    const created: bigint[] = []
+    const creating = Promise.all(Array.from({ length: 8 }, async (_, worker) => {
+      while (next <= 400n) {
+        const id = next++
+        t.equal(await stores[worker % 2]!.create({ id, name: `p${id}` }), 'created', `create ${id}`)
+        created.push(id)
+      }
+    }))
+    while (next < 100n) await new Promise((resolve) => setTimeout(resolve, 1))
+    await two!.subscribe(sub(2), 10)
+    const afterSubscribe = next
+    while (next < 250n) await new Promise((resolve) => setTimeout(resolve, 1))
+    t.equal(await one!.unsubscribe(sub(1).id), true)
+    await creating
+    const ids = (await two!.deliveries(sub(2).id, { limit: 1000 }))!.map(({ plantId }) => plantId)
+    t.ok(ids.length >= 400 - Number(afterSubscribe), `every plant created after the subscription has its delivery (${ids.length})`)
+    t.equal(new Set(ids).size, ids.length, 'one each')
+    t.equal(await one!.deliveries(sub(1).id, { limit: 10 }), undefined, 'the deleted subscription\'s deliveries are gone')
+  })
+
+  t.test('webhooks: a subscription change waits for creates in progress, which read the subscriptions', async (t) => {
+    const url = await freshSchemaUrl(t)
+    const store = await PostgresStore.open(url)
+    t.teardown(() => store.close())
+    const sub = { id: `sub_${'1'.repeat(32)}`, url: 'http://127.0.0.1:9/', secret: `whsec_${'A'.repeat(32)}`, createdAt: new Date().toISOString() }
+    const client = new pg.Client(url)
+    await client.connect()
+    t.teardown(() => client.end())
+    for (const change of [() => store.webhooks!.subscribe(sub, 10), () => store.webhooks!.unsubscribe(sub.id)]) {
+      // A create's statement in progress: it has read the subscriptions and not committed.
+      await client.query('BEGIN')
+      await client.query('SELECT count(*) FROM webhook_subscriptions')
+      let settled = false
+      const changing = change().finally(() => { settled = true })
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      t.equal(settled, false, 'the change waits')
+      await client.query('COMMIT')
+      t.equal(await changing, true, 'and happens once the create has committed')
+    }
+  })
+
   t.test('racing creates of one id: exactly one is created', async (t) => {
     const url = await freshSchemaUrl(t)
     const stores = await Promise.all([PostgresStore.open(url), PostgresStore.open(url)])

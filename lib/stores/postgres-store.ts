@@ -96,7 +96,10 @@ export class PostgresStore implements PlantStorage {
   private constructor (pool: pg.Pool, poolSize: number) {
     this.#pool = pool
     this.#poolSize = poolSize
-    this.webhooks = new PostgresWebhooks(async <R>(name: keyof typeof WEBHOOK_STATEMENTS, values: unknown[]) => this.#query(name, values) as unknown as Promise<{ rows: R[], rowCount: number | null }>)
+    type Result<R> = Promise<{ rows: R[], rowCount: number | null }>
+    this.webhooks = new PostgresWebhooks(
+      async <R>(name: keyof typeof WEBHOOK_STATEMENTS, values: unknown[]) => this.#query(name, values) as unknown as Result<R>,
+      async <R>(name: keyof typeof WEBHOOK_STATEMENTS, values: unknown[]) => this.#exclusive(name, values) as unknown as Result<R>)
   }
 
   /**
@@ -168,11 +171,43 @@ export class PostgresStore implements PlantStorage {
     try {
       return await this.#pool.query<R>({ name, text: STATEMENTS[name], values })
     } catch (err) {
-      if (!isUnavailable(err as Error)) throw err
-      // Every connection of the pool busy past the wait is load, not an outage.
-      const busy = this.#pool.totalCount >= this.#poolSize && /timeout exceeded when trying to connect/.test((err as Error).message)
-      throw new StoreUnavailableError(busy ? 'busy' : 'unreachable')
+      throw this.#storeError(err as Error)
     }
+  }
+
+  /**
+   * A statement in a transaction that first takes the subscriptions table
+   * for itself: creates, whose statement reads the subscriptions, wait, so
+   * that each sees a subscription added or deleted wholly before or after it
+   * (and a delivery never references a subscription deleted meanwhile).
+   */
+  async #exclusive<R extends pg.QueryResultRow> (name: keyof typeof STATEMENTS, values: unknown[]): Promise<pg.QueryResult<R>> {
+    await this.#ready()
+    let client: pg.PoolClient
+    try {
+      client = await this.#pool.connect()
+    } catch (err) {
+      throw this.#storeError(err as Error)
+    }
+    try {
+      await client.query('BEGIN')
+      await client.query('LOCK TABLE webhook_subscriptions IN ACCESS EXCLUSIVE MODE')
+      const result = await client.query<R>({ name, text: STATEMENTS[name], values })
+      await client.query('COMMIT')
+      return result
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => {})
+      throw this.#storeError(err as Error)
+    } finally {
+      client.release()
+    }
+  }
+
+  #storeError (err: Error): Error {
+    if (!isUnavailable(err)) return err
+    // Every connection of the pool busy past the wait is load, not an outage.
+    const busy = this.#pool.totalCount >= this.#poolSize && /timeout exceeded when trying to connect/.test(err.message)
+    return new StoreUnavailableError(busy ? 'busy' : 'unreachable')
   }
 
   /**

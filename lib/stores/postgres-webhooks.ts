@@ -73,13 +73,16 @@ type Query = <R>(name: WebhookStatement, values: unknown[]) => Promise<{ rows: R
 
 export class PostgresWebhooks implements WebhookStorage {
   readonly #query: Query
+  readonly #exclusive: Query
 
-  constructor (query: Query) {
+  /** `exclusive` runs a statement with the subscriptions table locked against creates. */
+  constructor (query: Query, exclusive: Query) {
     this.#query = query
+    this.#exclusive = exclusive
   }
 
   async subscribe ({ id, url, description, secret, createdAt }: Subscription, max: number): Promise<boolean> {
-    return (await this.#query('plant_store_wh_subscribe', [id, url, description ?? null, secret, createdAt, max])).rowCount === 1
+    return (await this.#exclusive('plant_store_wh_subscribe', [id, url, description ?? null, secret, createdAt, max])).rowCount === 1
   }
 
   async subscriptions (): Promise<Subscription[]> {
@@ -92,7 +95,7 @@ export class PostgresWebhooks implements WebhookStorage {
   }
 
   async unsubscribe (id: string): Promise<boolean> {
-    return (await this.#query('plant_store_wh_unsubscribe', [id])).rowCount === 1
+    return (await this.#exclusive('plant_store_wh_unsubscribe', [id])).rowCount === 1
   }
 
   async deliveries (subscriptionId: string, { after, limit }: DeliveryPage): Promise<DeliveryRecord[] | undefined> {
