@@ -32,10 +32,17 @@ t.test('the PostgreSQL store', { skip: POSTGRES_SKIP }, async (t) => {
         created.push(id)
       }
     }))
-    while (next < 100n) await new Promise((resolve) => setTimeout(resolve, 1))
+    // (The creating workers move `next` on.)
+    const reached = async (id: bigint) => {
+      for (;;) {
+        if (next >= id) return
+        await new Promise((resolve) => setTimeout(resolve, 1))
+      }
+    }
+    await reached(100n)
     await two!.subscribe(sub(2), 10)
     const afterSubscribe = next
-    while (next < 250n) await new Promise((resolve) => setTimeout(resolve, 1))
+    await reached(250n)
     t.equal(await one!.unsubscribe(sub(1).id), true)
     await creating
     const ids = (await two!.deliveries(sub(2).id, { limit: 1000 }))!.map(({ plantId }) => plantId)
