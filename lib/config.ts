@@ -40,8 +40,8 @@ export const ENV_SCHEMA = {
     MAX_HELD_MB: { type: 'integer', minimum: 1, default: DEFAULT_MAX_HELD_BYTES / MB, description: 'Memory (MB) the service may hold in all for request bodies being read and answers being written slowly; past it, requests get 503' },
     WEBHOOK_ALLOW_PRIVATE_NETWORKS: { type: 'boolean', default: DEFAULT_WEBHOOKS.allowPrivateNetworks, description: 'Allow webhook receivers on loopback, private, link-local and other non-public addresses (tests, local setups); `false` refuses them when subscribing and at every connection' },
     WEBHOOK_MAX_ATTEMPTS: { type: 'integer', minimum: 1, maximum: 100, default: DEFAULT_WEBHOOKS.maxAttempts, description: 'Attempts of one webhook delivery, the first included, before it is `failed`' },
-    WEBHOOK_RETRY_BASE_MS: { type: 'integer', minimum: 1, default: DEFAULT_WEBHOOKS.retryBaseMs, description: 'Milliseconds to wait after a first failed webhook attempt; each next wait is 4 times longer (±25 % jitter, at most 6 hours)' },
-    WEBHOOK_TIMEOUT_MS: { type: 'integer', minimum: 1, default: DEFAULT_WEBHOOKS.timeoutMs, description: 'Milliseconds one webhook attempt may take, connecting included, before it counts as failed' },
+    WEBHOOK_RETRY_BASE_MS: { type: 'integer', minimum: 1, maximum: 3_600_000, default: DEFAULT_WEBHOOKS.retryBaseMs, description: 'Milliseconds to wait after a first failed webhook attempt; each next wait is 4 times longer (±25 % jitter, at most 6 hours)' },
+    WEBHOOK_TIMEOUT_MS: { type: 'integer', minimum: 1, maximum: 600_000, default: DEFAULT_WEBHOOKS.timeoutMs, description: 'Milliseconds one webhook attempt may take, connecting included, before it counts as failed' },
     WEBHOOK_CONCURRENCY: { type: 'integer', minimum: 1, maximum: 1000, default: DEFAULT_WEBHOOKS.concurrency, description: 'Webhook attempts in flight at once (at most 4 to one subscription)' }
   }
 } as const

@@ -72,6 +72,27 @@ t.test('the PostgreSQL store', { skip: POSTGRES_SKIP }, async (t) => {
     }
   })
 
+  t.test('webhooks: a subscription change waits at most a second for the table, then answers 503; creates go on', async (t) => {
+    const url = await freshSchemaUrl(t)
+    const store = await PostgresStore.open(url)
+    t.teardown(() => store.close())
+    const client = new pg.Client(url)
+    await client.connect()
+    t.teardown(() => client.end())
+    // A long report holding the table.
+    await client.query('BEGIN')
+    await client.query('SELECT count(*) FROM webhook_subscriptions')
+    const started = Date.now()
+    const changing = store.webhooks!.subscribe({ id: `sub_${'2'.repeat(32)}`, url: 'http://127.0.0.1:9/', secret: `whsec_${'A'.repeat(32)}`, createdAt: new Date().toISOString() }, 10)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    const creating = store.create({ id: 1n, name: 'Fern' })
+    await t.rejects(changing, { code: 'PLANT_STORE_UNAVAILABLE', statusCode: 503, message: /\(busy\)/ })
+    t.ok(Date.now() - started < 3000, `refused after ${Date.now() - started} ms`)
+    t.equal(await creating, 'created', 'the create queued behind it went on')
+    t.ok(Date.now() - started < 3000, `and was done after ${Date.now() - started} ms, the report still open`)
+    await client.query('COMMIT')
+  })
+
   t.test('racing creates of one id: exactly one is created', async (t) => {
     const url = await freshSchemaUrl(t)
     const stores = await Promise.all([PostgresStore.open(url), PostgresStore.open(url)])

@@ -1,5 +1,6 @@
 // The memory store's webhook outbox: the same rules as the databases', in
 // the process (gone when it ends).
+import { allowance, earliest } from './webhook-storage.ts'
 import type { ClaimOptions, AttemptOutcome, DeliveryPage, DeliveryRecord, DueDelivery, Subscription, WebhookStorage } from './webhook-storage.ts'
 
 interface Row extends DeliveryRecord {
@@ -60,22 +61,22 @@ export class MemoryWebhooks implements WebhookStorage {
     return record(row)
   }
 
-  async claim ({ now, limit, perSubscription, busy, leaseUntil }: ClaimOptions): Promise<DueDelivery[]> {
-    const due = [...this.#deliveries.values()]
-      .filter((row) => row.status === 'pending' && row.nextAttemptAt! <= now && (row.leaseUntil === undefined || row.leaseUntil <= now) && !busy.includes(row.subscriptionId))
-      .sort((a, b) => a.nextAttemptAt! - b.nextAttemptAt! || Number(a.seq - b.seq))
+  async claim (options: ClaimOptions): Promise<DueDelivery[]> {
+    const { now, limit, leaseUntil } = options
+    const candidates: Array<Row & { nextAttemptAt: number }> = []
     const taken = new Map<string, number>()
-    const claimed: DueDelivery[] = []
-    for (const row of due) {
-      if (claimed.length === limit) break
+    for (const row of this.#deliveries.values()) {
+      if (row.status !== 'pending' || row.nextAttemptAt! > now || (row.leaseUntil !== undefined && row.leaseUntil > now)) continue
       const count = taken.get(row.subscriptionId) ?? 0
-      if (count === perSubscription) continue
+      if (count >= allowance(options, row.subscriptionId)) continue
       taken.set(row.subscriptionId, count + 1)
+      candidates.push(row as Row & { nextAttemptAt: number })
+    }
+    return earliest(candidates, limit).map((row) => {
       row.leaseUntil = leaseUntil
       const { url, secret } = this.#subscriptions.get(row.subscriptionId)!
-      claimed.push({ seq: row.seq, subscriptionId: row.subscriptionId, url, secret, payload: row.payload, attempts: row.attempts })
-    }
-    return claimed
+      return { seq: row.seq, subscriptionId: row.subscriptionId, url, secret, payload: row.payload, attempts: row.attempts }
+    })
   }
 
   async record (outcomes: readonly AttemptOutcome[]): Promise<void> {

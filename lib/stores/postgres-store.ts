@@ -7,7 +7,7 @@ import { StoreUnavailableError } from '../errors.ts'
 import { migrate } from './migrations.ts'
 import { outcomeOver, plantOf } from './plant-storage.ts'
 import type { CreateOutcome, ListOptions, PlantStorage, StoredPlant } from './plant-storage.ts'
-import { POSTGRES_WEBHOOK_MIGRATION, PostgresWebhooks, WEBHOOK_STATEMENTS } from './postgres-webhooks.ts'
+import { POSTGRES_WEBHOOK_DUE_INDEX, POSTGRES_WEBHOOK_MIGRATION, PostgresWebhooks, WEBHOOK_STATEMENTS } from './postgres-webhooks.ts'
 import { newPlantPayload } from './webhook-storage.ts'
 import type { WebhookStorage } from './webhook-storage.ts'
 
@@ -18,7 +18,8 @@ const POSTGRES_MIGRATIONS: readonly string[] = [
      name TEXT NOT NULL,
      tag  TEXT              -- NULL: no tag; '' is a tag
    )`,
-  POSTGRES_WEBHOOK_MIGRATION
+  POSTGRES_WEBHOOK_MIGRATION,
+  POSTGRES_WEBHOOK_DUE_INDEX
 ]
 
 // Any key will do, as long as every instance uses the same one.
@@ -64,6 +65,10 @@ const STATEMENTS = {
   plant_store_ping: 'SELECT 1',
   ...WEBHOOK_STATEMENTS
 } as const
+
+// How long a subscription change waits for creates in progress.
+const EXCLUSIVE_WAIT_MS = 1000
+const LOCK_NOT_AVAILABLE = '55P03'
 
 // After the schema could not be set up (the database was away), another
 // try waits this long, so that a database that stays away costs little.
@@ -191,6 +196,10 @@ export class PostgresStore implements PlantStorage {
     }
     try {
       await client.query('BEGIN')
+      // Waiting for the lock holds up every create queued behind it: past
+      // a second (a long report or an idle transaction reading the table),
+      // the change is refused with a 503 instead.
+      await client.query(`SET LOCAL lock_timeout = '${EXCLUSIVE_WAIT_MS}ms'`)
       await client.query('LOCK TABLE webhook_subscriptions IN ACCESS EXCLUSIVE MODE')
       const result = await client.query<R>({ name, text: STATEMENTS[name], values })
       await client.query('COMMIT')
@@ -204,6 +213,7 @@ export class PostgresStore implements PlantStorage {
   }
 
   #storeError (err: Error): Error {
+    if ((err as { code?: string }).code === LOCK_NOT_AVAILABLE) return new StoreUnavailableError('busy')
     if (!isUnavailable(err)) return err
     // Every connection of the pool busy past the wait is load, not an outage.
     const busy = this.#pool.totalCount >= this.#poolSize && /timeout exceeded when trying to connect/.test(err.message)

@@ -33,6 +33,12 @@ export const POSTGRES_WEBHOOK_MIGRATION = `
   CREATE INDEX webhook_deliveries_by_subscription ON webhook_deliveries (subscription_seq, seq);
 `
 
+/** Claims read each subscription's due deliveries through an index of its own. */
+export const POSTGRES_WEBHOOK_DUE_INDEX = `
+  DROP INDEX webhook_deliveries_due;
+  CREATE INDEX webhook_deliveries_due ON webhook_deliveries (subscription_seq, next_attempt_at, seq) WHERE status = 'pending';
+`
+
 /** Every statement of the outbox, named as postgres-store.ts names its own. */
 export const WEBHOOK_STATEMENTS = {
   plant_store_wh_subscribe: `INSERT INTO webhook_subscriptions (id, url, description, secret, created_at)
@@ -44,21 +50,22 @@ export const WEBHOOK_STATEMENTS = {
     WHERE subscription_seq = (SELECT seq FROM webhook_subscriptions WHERE id = $1) AND seq > $2 ORDER BY seq LIMIT $3`,
   plant_store_wh_retry: `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = $1, lease_until = NULL
     WHERE seq = $2 AND subscription_seq = (SELECT seq FROM webhook_subscriptions WHERE id = $3) RETURNING ${DELIVERY_COLUMNS}`,
-  plant_store_wh_claim: `WITH due AS (
-      SELECT seq FROM (
-        SELECT d.seq, d.next_attempt_at,
-               row_number() OVER (PARTITION BY d.subscription_seq ORDER BY d.next_attempt_at, d.seq) AS n
-        FROM webhook_deliveries d JOIN webhook_subscriptions s ON s.seq = d.subscription_seq
-        WHERE d.status = 'pending' AND d.next_attempt_at <= $1 AND (d.lease_until IS NULL OR d.lease_until <= $1)
-          AND NOT (s.id = ANY($2::text[]))
-      ) ranked WHERE n <= $3 ORDER BY next_attempt_at, seq LIMIT $4
-    ), taken AS (
-      SELECT seq FROM webhook_deliveries WHERE seq IN (SELECT seq FROM due)
-        AND status = 'pending' AND (lease_until IS NULL OR lease_until <= $1)
-      FOR UPDATE SKIP LOCKED
+  // Each subscription's due, unclaimed deliveries up to its allowance, by
+  // an index range; rows another instance holds are skipped, not waited for.
+  plant_store_wh_claim: `WITH room AS (
+      SELECT s.seq, greatest($3 - coalesce(f.n, 0), 0) AS k
+      FROM webhook_subscriptions s LEFT JOIN unnest($2::text[], $6::int[]) AS f (id, n) ON f.id = s.id
+    ), due AS (
+      SELECT d.seq, d.next_attempt_at FROM room CROSS JOIN LATERAL (
+        SELECT seq, next_attempt_at FROM webhook_deliveries
+        WHERE subscription_seq = room.seq AND status = 'pending' AND next_attempt_at <= $1 AND (lease_until IS NULL OR lease_until <= $1)
+        ORDER BY next_attempt_at, seq LIMIT room.k
+        FOR UPDATE SKIP LOCKED
+      ) d
+      ORDER BY d.next_attempt_at, d.seq LIMIT $4
     )
-    UPDATE webhook_deliveries d SET lease_until = $5 FROM taken, webhook_subscriptions s
-    WHERE d.seq = taken.seq AND s.seq = d.subscription_seq
+    UPDATE webhook_deliveries d SET lease_until = $5 FROM due, webhook_subscriptions s
+    WHERE d.seq = due.seq AND s.seq = d.subscription_seq
     RETURNING d.seq, s.id AS subscription_id, s.url, s.secret, d.payload, d.attempts, d.next_attempt_at`,
   plant_store_wh_delivered: `UPDATE webhook_deliveries SET status = 'delivered', attempts = attempts + 1, last_status = $1,
     last_error = NULL, delivered_at = $2, next_attempt_at = NULL, lease_until = NULL WHERE seq = $3 AND status = 'pending'`,
@@ -108,9 +115,9 @@ export class PostgresWebhooks implements WebhookStorage {
     return rows[0] && deliveryOf(rows[0])
   }
 
-  async claim ({ now, limit, perSubscription, busy, leaseUntil }: ClaimOptions): Promise<DueDelivery[]> {
+  async claim ({ now, limit, perSubscription, inFlight, leaseUntil }: ClaimOptions): Promise<DueDelivery[]> {
     const { rows } = await this.#query<{ seq: string, subscription_id: string, url: string, secret: string, payload: string, attempts: number, next_attempt_at: string }>(
-      'plant_store_wh_claim', [now, busy, perSubscription, limit, leaseUntil])
+      'plant_store_wh_claim', [now, Object.keys(inFlight), perSubscription, limit, leaseUntil, Object.values(inFlight)])
     return rows
       .sort((a, b) => Number(a.next_attempt_at) - Number(b.next_attempt_at) || Number(BigInt(a.seq) - BigInt(b.seq)))
       .map((row) => ({ seq: BigInt(row.seq), subscriptionId: row.subscription_id, url: row.url, secret: row.secret, payload: row.payload, attempts: row.attempts }))

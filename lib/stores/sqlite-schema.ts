@@ -5,7 +5,7 @@
 import { statSync } from 'node:fs'
 import type { DatabaseSync, SQLInputValue } from 'node:sqlite'
 import { migrate } from './migrations.ts'
-import { SQLITE_WEBHOOK_MIGRATION } from './sqlite-webhooks.ts'
+import { SQLITE_WEBHOOK_DUE_INDEX, SQLITE_WEBHOOK_MIGRATION } from './sqlite-webhooks.ts'
 
 /** Applied in order; a released migration is never edited, only added to. */
 const SQLITE_MIGRATIONS: readonly string[] = [
@@ -14,7 +14,8 @@ const SQLITE_MIGRATIONS: readonly string[] = [
      name TEXT NOT NULL,
      tag  TEXT                  -- NULL: no tag; '' is a tag
    ) STRICT`,
-  SQLITE_WEBHOOK_MIGRATION
+  SQLITE_WEBHOOK_MIGRATION,
+  SQLITE_WEBHOOK_DUE_INDEX
 ]
 
 /**

@@ -2,7 +2,7 @@
 // (every change, in the writer's transactions, so that a plant and its
 // deliveries commit together) and for the reading connection.
 import type { SQLInputValue, StatementSync } from 'node:sqlite'
-import { DELIVERY_COLUMNS, deliveryOf, subscriptionOf } from './webhook-storage.ts'
+import { DELIVERY_COLUMNS, allowance, deliveryOf, earliest, subscriptionOf } from './webhook-storage.ts'
 import type { AttemptOutcome, ClaimOptions, DeliveryRecord, DeliveryRow, DueDelivery, Subscription, SubscriptionRow } from './webhook-storage.ts'
 
 /** The outbox's tables: the second migration. */
@@ -33,6 +33,12 @@ export const SQLITE_WEBHOOK_MIGRATION = `
   CREATE INDEX webhook_deliveries_by_subscription ON webhook_deliveries (subscription_seq, seq);
 `
 
+/** Claims read each subscription's due deliveries through an index of its own. */
+export const SQLITE_WEBHOOK_DUE_INDEX = `
+  DROP INDEX webhook_deliveries_due;
+  CREATE INDEX webhook_deliveries_due ON webhook_deliveries (subscription_seq, next_attempt_at, seq) WHERE status = 'pending';
+`
+
 type Prepare = (sql: string) => StatementSync
 
 /** The writer thread's side: every change to the outbox. */
@@ -46,14 +52,12 @@ export function webhookWrites (prepare: Prepare) {
   const retry = prepare(`UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ?, lease_until = NULL
     WHERE seq = ? AND subscription_seq = (SELECT seq FROM webhook_subscriptions WHERE id = ?)
     RETURNING ${DELIVERY_COLUMNS}`)
-  // Due and unclaimed, oldest due first, at most `perSubscription` of one subscription.
-  const due = prepare(`SELECT seq, subscription_id, url, secret, payload, attempts FROM (
-      SELECT d.seq, s.id AS subscription_id, s.url, s.secret, d.payload, d.attempts, d.next_attempt_at,
-             row_number() OVER (PARTITION BY d.subscription_seq ORDER BY d.next_attempt_at, d.seq) AS n
-      FROM webhook_deliveries d JOIN webhook_subscriptions s ON s.seq = d.subscription_seq
-      WHERE d.status = 'pending' AND d.next_attempt_at <= ? AND (d.lease_until IS NULL OR d.lease_until <= ?)
-        AND s.id NOT IN (SELECT value FROM json_each(?))
-    ) WHERE n <= ? ORDER BY next_attempt_at, seq LIMIT ?`)
+  // A subscription's due, unclaimed deliveries, oldest due first: an index
+  // range, however long its backlog.
+  const subscriptions = prepare('SELECT seq, id, url, secret FROM webhook_subscriptions ORDER BY seq')
+  const due = prepare(`SELECT seq, payload, attempts, next_attempt_at FROM webhook_deliveries
+    WHERE subscription_seq = ? AND status = 'pending' AND next_attempt_at <= ? AND (lease_until IS NULL OR lease_until <= ?)
+    ORDER BY next_attempt_at, seq LIMIT ?`)
   const lease = prepare('UPDATE webhook_deliveries SET lease_until = ? WHERE seq = ?')
   const delivered = prepare(`UPDATE webhook_deliveries SET status = 'delivered', attempts = attempts + 1, last_status = ?,
     last_error = NULL, delivered_at = ?, next_attempt_at = NULL, lease_until = NULL WHERE seq = ? AND status = 'pending'`)
@@ -77,11 +81,19 @@ export function webhookWrites (prepare: Prepare) {
       const row = retry.get(now, seq, subscriptionId) as DeliveryRow | undefined
       return row && deliveryOf(row)
     },
-    claim ({ now, limit, perSubscription, busy, leaseUntil }: ClaimOptions): DueDelivery[] {
-      const rows = due.all(now, now, JSON.stringify(busy), perSubscription, limit) as Array<{ seq: bigint, subscription_id: string, url: string, secret: string, payload: string, attempts: bigint }>
-      return rows.map((row) => {
-        lease.run(leaseUntil, row.seq)
-        return { seq: row.seq, subscriptionId: row.subscription_id, url: row.url, secret: row.secret, payload: row.payload, attempts: Number(row.attempts) }
+    claim (options: ClaimOptions): DueDelivery[] {
+      const { now, limit, leaseUntil } = options
+      const candidates: Array<DueDelivery & { nextAttemptAt: number }> = []
+      for (const subscription of subscriptions.all() as Array<{ seq: bigint, id: string, url: string, secret: string }>) {
+        const room = allowance(options, subscription.id)
+        if (room === 0) continue
+        for (const row of due.all(subscription.seq, now, now, room) as Array<{ seq: bigint, payload: string, attempts: bigint, next_attempt_at: bigint }>) {
+          candidates.push({ seq: row.seq, subscriptionId: subscription.id, url: subscription.url, secret: subscription.secret, payload: row.payload, attempts: Number(row.attempts), nextAttemptAt: Number(row.next_attempt_at) })
+        }
+      }
+      return earliest(candidates, limit).map(({ nextAttemptAt, ...delivery }) => {
+        lease.run(leaseUntil, delivery.seq)
+        return delivery
       })
     },
     record (outcomes: readonly AttemptOutcome[]): void {

@@ -56,10 +56,10 @@ export interface ClaimOptions {
   now: number
   /** Deliveries to claim at most. */
   limit: number
-  /** At most this many of one subscription. */
+  /** At most this many attempts of one subscription in flight, those already in flight included. */
   perSubscription: number
-  /** Subscriptions not to claim for (those with as many attempts in flight as they may have). */
-  busy: readonly string[]
+  /** Attempts in flight now, by subscription id. */
+  inFlight: Readonly<Record<string, number>>
   /** Until when the claim holds: after it, another dispatcher may take the delivery. */
   leaseUntil: number
 }
@@ -76,12 +76,26 @@ export interface WebhookStorage {
   deliveries (subscriptionId: string, page: DeliveryPage): Promise<DeliveryRecord[] | undefined>
   /** Makes a delivery pending and due at `now`; undefined when there is no such delivery of that subscription. */
   retry (subscriptionId: string, seq: bigint, now: number): Promise<DeliveryRecord | undefined>
-  /** Claims due, pending deliveries whose earlier claim (if any) expired, oldest due first. */
+  /**
+   * Claims due, pending deliveries whose earlier claim (if any) expired,
+   * oldest due first; the work is bounded by the subscriptions (at most 100)
+   * times their allowance, however long the backlog.
+   */
   claim (options: ClaimOptions): Promise<DueDelivery[]>
   /** Records attempts; an attempt of a delivery no longer pending (delivered, deleted) changes nothing. */
   record (outcomes: readonly AttemptOutcome[]): Promise<void>
   /** Gives claims back untried (a stop): the deliveries are due again at once, attempts unchanged. */
   release (seqs: readonly bigint[]): Promise<void>
+}
+
+/** How many deliveries of a subscription a claim may take. */
+export function allowance ({ perSubscription, inFlight }: ClaimOptions, subscriptionId: string): number {
+  return Math.max(0, perSubscription - (inFlight[subscriptionId] ?? 0))
+}
+
+/** Claimed candidates in the order they are due, at most `limit` of them. */
+export function earliest<T extends { nextAttemptAt: number, seq: bigint }> (candidates: T[], limit: number): T[] {
+  return candidates.sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || (a.seq < b.seq ? -1 : 1)).slice(0, limit)
 }
 
 /** The delivery id a receiver sees in `webhook-id` and the API shows. */

@@ -7,10 +7,16 @@ import type { LookupAddress, LookupAllOptions, LookupOneOptions } from 'node:dns
 import { isIP } from 'node:net'
 import ipaddr from 'ipaddr.js'
 
+// IPv6 has public unicast addresses only in 2000::/3; ipaddr.js calls
+// some others (such as the IPv4-compatible ::a.b.c.d) unicast too.
+const GLOBAL_UNICAST_V6 = ipaddr.parseCIDR('2000::/3')
+
 /** Whether an IP address is a public unicast address (not loopback, private, link-local, reserved, …). */
 export function isPublicAddress (address: string): boolean {
   try {
-    return ipaddr.process(address).range() === 'unicast'
+    const parsed = ipaddr.process(address)
+    if (parsed.range() !== 'unicast') return false
+    return parsed.kind() === 'ipv4' || (parsed as ipaddr.IPv6).match(GLOBAL_UNICAST_V6 as [ipaddr.IPv6, number])
   } catch {
     return false
   }
@@ -21,10 +27,10 @@ const RESOLVE_TIMEOUT_MS = 5000
 
 function resolveAll (hostname: string): Promise<LookupAddress[]> {
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${hostname} did not resolve within ${RESOLVE_TIMEOUT_MS / 1000} s`)), RESOLVE_TIMEOUT_MS)
+    const timer = setTimeout(() => reject(new Error(`its host did not resolve within ${RESOLVE_TIMEOUT_MS / 1000} s`)), RESOLVE_TIMEOUT_MS)
     lookup(hostname, { all: true }, (err, addresses) => {
       clearTimeout(timer)
-      if (err) reject(new Error(`${hostname} does not resolve (${err.code ?? err.message})`))
+      if (err) reject(new Error(`its host does not resolve (${err.code ?? 'error'})`))
       else resolve(addresses)
     })
   })
@@ -53,16 +59,16 @@ export async function urlProblem (raw: string, allowPrivateNetworks: boolean): P
   } catch (err) {
     return `body/url: ${(err as Error).message}`
   }
-  const refused = addresses.find((address) => !isPublicAddress(address))
-  return refused === undefined
+  // (The message names no address: it would map the network for a client.)
+  return addresses.every(isPublicAddress)
     ? undefined
-    : `body/url must reach a public address: ${host} is ${refused}, a loopback, private or otherwise non-public address (set WEBHOOK_ALLOW_PRIVATE_NETWORKS=true to allow it)`
+    : 'body/url must reach a public address: its host is or resolves to a loopback, private or otherwise non-public address (set WEBHOOK_ALLOW_PRIVATE_NETWORKS=true to allow it)'
 }
 
 /** Why a connection to this URL's host is refused now, for a host written as an IP address (names are checked by `guardedLookup`). */
 export function literalAddressProblem (url: URL, allowPrivateNetworks: boolean): string | undefined {
   const host = hostOf(url)
-  return allowPrivateNetworks || !isIP(host) || isPublicAddress(host) ? undefined : `${host} is not a public address`
+  return allowPrivateNetworks || !isIP(host) || isPublicAddress(host) ? undefined : 'the host is not a public address'
 }
 
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void
@@ -74,7 +80,7 @@ export function guardedLookup (allowPrivateNetworks: boolean) {
       if (err) return callback(err, [])
       const refused = allowPrivateNetworks ? undefined : addresses.find(({ address }) => !isPublicAddress(address))
       if (refused !== undefined) {
-        return callback(Object.assign(new Error(`${hostname} resolves to ${refused.address}, not a public address`), { code: 'ENOTPUBLIC' }), [])
+        return callback(Object.assign(new Error('the host resolves to an address that is not public'), { code: 'ENOTPUBLIC' }), [])
       }
       if (options.all === true) callback(null, addresses)
       else callback(null, addresses[0]!.address, addresses[0]!.family)

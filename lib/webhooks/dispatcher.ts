@@ -97,9 +97,14 @@ export class WebhookDispatcher {
       this.#again = false
       const free = this.#options.concurrency - this.#total
       if (free <= 0) return
-      const busy = [...this.#inFlight].filter(([, count]) => count >= PER_SUBSCRIPTION).map(([id]) => id)
       const now = Date.now()
-      const claimed = await this.#storage.claim({ now, limit: free, perSubscription: PER_SUBSCRIPTION, busy, leaseUntil: now + this.#options.timeoutMs + LEASE_MARGIN_MS })
+      const claimed = await this.#storage.claim({
+        now,
+        limit: free,
+        perSubscription: PER_SUBSCRIPTION,
+        inFlight: Object.fromEntries(this.#inFlight),
+        leaseUntil: now + this.#options.timeoutMs + LEASE_MARGIN_MS
+      })
       for (const delivery of claimed) this.#track(delivery)
       if (claimed.length === free) this.#again = true
     } while (this.#again && !this.#stopping.signal.aborted)
@@ -162,6 +167,8 @@ export class WebhookDispatcher {
     // The answer's body means nothing to us: read a little of it, so that
     // the connection can be reused, and drop the connection past that.
     await body.dump({ limit: RESPONSE_BYTES }).catch(() => {})
+    // (A status outside HTTP's range is no status to keep.)
+    if (statusCode < 100 || statusCode > 599) return { error: `the receiver answered an invalid status (${statusCode})` }
     return statusCode >= 200 && statusCode < 300 ? { status: statusCode } : { status: statusCode, error: `the receiver answered ${statusCode}` }
   }
 
