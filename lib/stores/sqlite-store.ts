@@ -287,6 +287,9 @@ class SqliteWebhooks implements WebhookStorage {
   }
 
   async claim (options: ClaimOptions): Promise<DueDelivery[]> {
+    // Most claims find nothing to do; without a subscription they are
+    // answered here, on the reading connection, not in the writer's queue.
+    if (!this.#read((reads) => reads.any())) return []
     return await this.#write('claim', options) as DueDelivery[]
   }
 

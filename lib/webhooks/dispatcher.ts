@@ -7,7 +7,7 @@
 // PER_SUBSCRIPTION of them to one subscription (a hanging receiver cannot
 // hold up the others), CONNECTIONS_PER_ORIGIN sockets to one receiver,
 // `timeoutMs` per attempt, RESPONSE_BYTES of an answer read.
-import { Agent, request } from 'undici'
+import type { Agent } from 'undici'
 import type { FastifyBaseLogger } from 'fastify'
 import { guardedLookup, literalAddressProblem } from './address-guard.ts'
 import { webhookHeaders } from './signature.ts'
@@ -53,7 +53,8 @@ export class WebhookDispatcher {
   readonly #storage: WebhookStorage
   readonly #options: WebhookOptions
   readonly #log: FastifyBaseLogger
-  readonly #agent: Agent
+  // undici loads with the first attempt: a server without subscribers never pays for it.
+  #client: Promise<{ agent: Agent, request: typeof import('undici').request }> | undefined
   readonly #inFlight = new Map<string, number>()
   readonly #attempts = new Set<Promise<void>>()
   readonly #stopping = new AbortController()
@@ -66,12 +67,20 @@ export class WebhookDispatcher {
     this.#storage = storage
     this.#options = options
     this.#log = log
-    this.#agent = new Agent({
-      connections: CONNECTIONS_PER_ORIGIN,
-      connect: { timeout: options.timeoutMs, lookup: guardedLookup(options.allowPrivateNetworks) },
-      headersTimeout: options.timeoutMs,
-      bodyTimeout: options.timeoutMs
-    })
+  }
+
+  #http () {
+    const { timeoutMs, allowPrivateNetworks } = this.#options
+    this.#client ??= import('undici').then(({ Agent, request }) => ({
+      agent: new Agent({
+        connections: CONNECTIONS_PER_ORIGIN,
+        connect: { timeout: timeoutMs, lookup: guardedLookup(allowPrivateNetworks) },
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs
+      }),
+      request
+    }))
+    return this.#client
   }
 
   start (): void {
@@ -157,11 +166,12 @@ export class WebhookDispatcher {
     const target = new URL(url)
     const refused = literalAddressProblem(target, this.#options.allowPrivateNetworks)
     if (refused !== undefined) return { error: refused }
+    const { agent, request } = await this.#http()
     const { statusCode, body } = await request(target, {
       method: 'POST',
       headers: webhookHeaders(secret, deliveryId(seq), payload, Date.now()),
       body: payload,
-      dispatcher: this.#agent,
+      dispatcher: agent,
       signal: AbortSignal.any([this.#stopping.signal, AbortSignal.timeout(this.#options.timeoutMs)])
     })
     // The answer's body means nothing to us: read a little of it, so that
@@ -177,7 +187,7 @@ export class WebhookDispatcher {
     clearInterval(this.#timer)
     this.#stopping.abort()
     await Promise.allSettled([...this.#attempts])
-    await this.#agent.close()
+    if (this.#client !== undefined) await (await this.#client).agent.close()
   }
 }
 
