@@ -13,8 +13,8 @@ export interface Received {
   at: number
 }
 
-/** What to answer: a status, or 'hang' to answer never. */
-export type Answer = number | 'hang'
+/** What to answer: a status, a status after a while, or 'hang' to answer never. */
+export type Answer = number | 'hang' | { status: number, afterMs: number }
 
 export interface Receiver {
   url: string
@@ -22,6 +22,8 @@ export interface Receiver {
   /** The answers for the next requests, in order; then `otherwise`. */
   answers: Answer[]
   otherwise: Answer
+  /** The most requests it was answering at once. */
+  maxOpen: number
   /** Resolves once `count` requests have arrived. */
   waitFor: (count: number, timeoutMs?: number) => Promise<Received[]>
 }
@@ -33,6 +35,7 @@ export async function receiver (t: Test, otherwise: Answer = 204): Promise<Recei
     received: [],
     answers: [],
     otherwise,
+    maxOpen: 0,
     waitFor: async (count, timeoutMs = 10_000) => {
       const deadline = Date.now() + timeoutMs
       while (self.received.length < count) {
@@ -42,13 +45,17 @@ export async function receiver (t: Test, otherwise: Answer = 204): Promise<Recei
       return self.received.slice(0, count)
     }
   }
+  let open = 0
   const server = createServer((request, response) => {
+    self.maxOpen = Math.max(self.maxOpen, ++open)
+    response.on('close', () => { open-- })
     let body = ''
     request.setEncoding('utf8').on('data', (chunk) => { body += chunk }).on('end', () => {
       self.received.push({ headers: request.headers, body, at: Date.now() })
       const answer = self.answers.shift() ?? self.otherwise
       if (answer === 'hang') hanging.add(response)
-      else response.writeHead(answer).end()
+      else if (typeof answer === 'number') response.writeHead(answer).end()
+      else setTimeout(answer.afterMs).then(() => response.writeHead(answer.status).end(), () => {})
     })
   })
   server.listen(0, '127.0.0.1')

@@ -282,3 +282,30 @@ t.test('at most 4 attempts in flight to one subscription, those in flight counte
   t.ok(hook.received.length <= 5, `${hook.received.length} requests: one answered and at most 4 hanging`)
   t.ok(hook.received.length >= 4, 'and the allowance is used')
 })
+
+t.test('a failing receiver gets one attempt at a time until one succeeds', async (t) => {
+  const app = await build(t, { webhooks: { ...FAST, maxAttempts: 3, retryBaseMs: 10 } })
+  const hook = await receiver(t, { status: 500, afterMs: 100 })
+  // The first four attempts go out together; they fail.
+  await subscribe(t, app, hook.url)
+  for (let i = 1; i <= 8; i++) await create(app, `{"id":${i},"name":"p${i}"}`)
+  await hook.waitFor(6)
+  hook.maxOpen = 0
+  await hook.waitFor(12)
+  t.equal(hook.maxOpen, 1, 'after the failures, one at a time')
+  hook.otherwise = 204
+  await hook.waitFor(16)
+  t.ok(hook.maxOpen >= 1)
+})
+
+t.test('three hanging receivers leave room for a healthy one from the start', async (t) => {
+  const app = await build(t, { webhooks: { ...FAST, timeoutMs: 5000 } })
+  const hanging = await Promise.all([receiver(t, 'hang'), receiver(t, 'hang'), receiver(t, 'hang')])
+  for (const hook of hanging) await subscribe(t, app, hook.url)
+  const healthy = await receiver(t)
+  await subscribe(t, app, healthy.url)
+  const started = Date.now()
+  for (let i = 1; i <= 10; i++) await create(app, `{"id":${i},"name":"p${i}"}`)
+  await healthy.waitFor(10, 4000)
+  t.ok(Date.now() - started < 4000, `the healthy receiver had all 10 in ${Date.now() - started} ms, before the others' 5 s timeout`)
+})

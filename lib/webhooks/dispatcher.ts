@@ -4,9 +4,10 @@
 // process died, or took too long) is claimed again, here or elsewhere.
 //
 // Bounds: at most `concurrency` attempts in flight, at most
-// PER_SUBSCRIPTION of them to one subscription (a hanging receiver cannot
-// hold up the others), CONNECTIONS_PER_ORIGIN sockets to one receiver,
-// `timeoutMs` per attempt, RESPONSE_BYTES of an answer read.
+// PER_SUBSCRIPTION of them to one subscription, and one while its last
+// attempt failed (a hanging or failing receiver holds few of the slots the
+// others need), CONNECTIONS_PER_ORIGIN sockets to one receiver, `timeoutMs`
+// per attempt, RESPONSE_BYTES of an answer read.
 import type { Agent } from 'undici'
 import type { FastifyBaseLogger } from 'fastify'
 import { guardedLookup, literalAddressProblem } from './address-guard.ts'
@@ -56,6 +57,8 @@ export class WebhookDispatcher {
   // undici loads with the first attempt: a server without subscribers never pays for it.
   #client: Promise<{ agent: Agent, request: typeof import('undici').request }> | undefined
   readonly #inFlight = new Map<string, number>()
+  // Subscriptions whose last attempt failed: one attempt at a time until one succeeds.
+  readonly #failing = new Set<string>()
   readonly #attempts = new Set<Promise<void>>()
   readonly #stopping = new AbortController()
   #total = 0
@@ -111,12 +114,20 @@ export class WebhookDispatcher {
         now,
         limit: free,
         perSubscription: PER_SUBSCRIPTION,
-        inFlight: Object.fromEntries(this.#inFlight),
+        inFlight: this.#counted(),
         leaseUntil: now + this.#options.timeoutMs + LEASE_MARGIN_MS
       })
       for (const delivery of claimed) this.#track(delivery)
       if (claimed.length === free) this.#again = true
     } while (this.#again && !this.#stopping.signal.aborted)
+  }
+
+  // Attempts in flight as claims count them: a failing subscription counts
+  // as all but full, so that it gets one attempt at a time.
+  #counted (): Record<string, number> {
+    const counted = Object.fromEntries(this.#inFlight)
+    for (const id of this.#failing) counted[id] = Math.max(counted[id] ?? 0, PER_SUBSCRIPTION - 1) + (this.#inFlight.get(id) ?? 0)
+    return counted
   }
 
   #track (delivery: DueDelivery): void {
@@ -147,6 +158,8 @@ export class WebhookDispatcher {
       result = { error: describe(err as Parameters<typeof describe>[0]) }
     }
     const now = Date.now()
+    if (result.error === undefined) this.#failing.delete(delivery.subscriptionId)
+    else this.#failing.add(delivery.subscriptionId)
     const attempts = delivery.attempts + 1
     const outcome: AttemptOutcome = result.error === undefined
       ? { seq: delivery.seq, delivered: true, status: result.status!, at: now }
