@@ -80,6 +80,8 @@ t.test('bad subscriptions get 400 naming the field; no token, 401', async (t) =>
     t.match(res.json().message, message)
   }
   t.equal((await app.inject({ method: 'POST', url: '/webhooks', headers: { ...AUTH, 'content-type': 'text/plain' }, payload: '{}' })).statusCode, 415)
+  const huge = await app.inject({ method: 'POST', url: '/webhooks', headers: { ...AUTH, 'content-type': 'application/json' }, payload: JSON.stringify({ url: 'https://example.com/', description: 'd'.repeat(2 * 1024 * 1024) }) })
+  t.equal(huge.statusCode, 413)
   t.equal((await app.inject({ method: 'POST', url: '/webhooks', payload: { url: 'https://example.com/' } })).statusCode, 401)
   t.equal((await app.inject({ url: '/webhooks' })).statusCode, 401)
   t.equal((await app.inject({ url: '/webhooks/sub_nope', headers: AUTH })).statusCode, 400, 'an id of the wrong form')
