@@ -311,3 +311,23 @@ t.test('three hanging receivers leave room for a healthy one from the start', as
   await healthy.waitFor(10, 4000)
   t.ok(Date.now() - started < 4000, `the healthy receiver had all 10 in ${Date.now() - started} ms, before the others' 5 s timeout`)
 })
+
+t.test('a store that cannot be claimed from is logged once per outage, not once a poll', async (t) => {
+  const lines: Array<{ level: number, msg: string }> = []
+  const log = Fastify({ logger: { level: 'info', stream: { write: (line: string) => { lines.push(JSON.parse(line)) } } } }).log
+  const storage = new MemoryWebhooks()
+  let down = true
+  const claim = storage.claim.bind(storage)
+  storage.claim = async (options) => {
+    if (down) throw new Error('the database is away')
+    return claim(options)
+  }
+  const dispatcher = new WebhookDispatcher(storage, { ...FAST, retryBaseMs: 10, concurrency: 4 }, log)
+  dispatcher.start()
+  t.teardown(() => dispatcher.stop())
+  await setTimeout(300)
+  t.same(lines.map(({ msg }) => msg), ['webhook deliveries could not be claimed; trying again every poll'], 'one warning in some 30 polls')
+  down = false
+  await setTimeout(100)
+  t.same(lines.map(({ msg }) => msg).slice(1), ['webhook deliveries can be claimed again'])
+})

@@ -64,6 +64,7 @@ export class WebhookDispatcher {
   #total = 0
   #timer: NodeJS.Timeout | undefined
   #ticking = false
+  #claimsFailing = false
   #again = false
 
   constructor (storage: WebhookStorage, options: WebhookOptions, log: FastifyBaseLogger) {
@@ -100,8 +101,14 @@ export class WebhookDispatcher {
       return
     }
     this.#ticking = true
-    this.#tick().catch((err: Error) => this.#log.warn({ err }, 'webhook deliveries could not be claimed; trying again shortly'))
-      .finally(() => { this.#ticking = false })
+    this.#tick().then(() => {
+      if (this.#claimsFailing) this.#log.info('webhook deliveries can be claimed again')
+      this.#claimsFailing = false
+    }, (err: Error) => {
+      // Once per outage, not once a poll.
+      if (!this.#claimsFailing) this.#log.warn({ err }, 'webhook deliveries could not be claimed; trying again every poll')
+      this.#claimsFailing = true
+    }).finally(() => { this.#ticking = false })
   }
 
   async #tick (): Promise<void> {
