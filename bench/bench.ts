@@ -83,6 +83,8 @@ interface Running extends SystemSpec {
   url: string
   child: ChildProcess
   nextId: number
+  /** The subscribed receiver's URL, where it counts what it received. */
+  receiverUrl?: string
 }
 
 // A port the OS has just handed out, so that no other server holds it.
@@ -143,6 +145,27 @@ async function subscribeReceiver (system: Running): Promise<void> {
   await new Promise<void>((resolve) => child.stdout!.once('data', () => resolve()))
   const res = await fetch(`${system.url}/webhooks`, { method: 'POST', headers, body: JSON.stringify({ url: `http://127.0.0.1:${port}/hook` }) })
   if (res.status !== 201) throw new Error(`${system.name}: subscribing answered ${res.status}`)
+  system.receiverUrl = `http://127.0.0.1:${port}/count`
+}
+
+// Waits until the receiver has had every delivery (its count stops moving),
+// so that a round's deliveries are charged to its creates and never run
+// during another system's round.
+async function drained (receiverUrl: string): Promise<void> {
+  let last = -1
+  let stableSince = performance.now()
+  const deadline = performance.now() + 300_000
+  while (performance.now() < deadline) {
+    const count = Number(await (await fetch(receiverUrl)).text())
+    if (count !== last) {
+      last = count
+      stableSince = performance.now()
+    } else if (performance.now() - stableSince > 500) {
+      return
+    }
+    await setTimeout(100)
+  }
+  throw new Error('the webhook receiver kept receiving for 5 minutes')
 }
 
 async function stop (system: Running): Promise<void> {
@@ -265,6 +288,7 @@ async function load (system: Running, workload: Workload, options: { duration?: 
   const wallBefore = performance.now()
   if (GENERATOR === 'wrk' && options.amount === undefined) {
     const { answered, seconds: _seconds, ...result } = await loadWithWrk(system, workload, options.duration ?? DURATION)
+    if (system.receiverUrl) await drained(system.receiverUrl)
     const wallUs = (performance.now() - wallBefore) * 1000
     const cpu = await cpuUs(system.child.pid!) - cpuBefore
     return { ...result, cpuUsPerRequest: answered > 0 ? cpu / answered : 0, busy: cpu / wallUs }
@@ -276,6 +300,7 @@ async function load (system: Running, workload: Workload, options: { duration?: 
     requests: requestsFor(workload, system),
     ...(options.amount ? { amount: options.amount } : { duration: options.duration ?? DURATION })
   })
+  if (system.receiverUrl) await drained(system.receiverUrl)
   const wallUs = (performance.now() - wallBefore) * 1000
   const cpu = await cpuUs(system.child.pid!) - cpuBefore
   const seconds = (result.finish.getTime() - result.start.getTime()) / 1000
@@ -350,6 +375,7 @@ try {
     systems.push(system)
     if (spec.webhook) await subscribeReceiver(system)
     await seed(system)
+    if (system.receiverUrl) await drained(system.receiverUrl)
   }
   // Warm up every system's JIT before anything counts.
   for (const system of systems) for (const { key } of WORKLOADS) await load(system, key, { duration: Math.min(DURATION, 0.5) })
@@ -426,7 +452,8 @@ lines.push(`Machine: ${cpus()[0]?.model ?? 'unknown CPU'}, ${cpus().length} core
   `${ROUNDS} interleaved round(s) of ${DURATION} s; load generator: ${GENERATOR}${pinned ? '; servers on core 0, the generator on core 1' : ''}. ` +
   'Services log at `warn`. Medians over rounds; "× Fastify" is the median of per-round ratios to bare Fastify.', '')
 lines.push('CPU µs per request is the server process\'s CPU time (user and system, all threads: the SQLite writer counts) over the requests answered; ' +
-  'busy is that CPU time over the round\'s wall time (100 % = one core). A round of a CPU-bound system (no database to wait for) under 90 % busy ' +
+  'busy is that CPU time over the round\'s wall time (100 % = one core). With a webhook subscriber, a round lasts until every delivery has arrived, ' +
+  'and req/s and CPU per request include sending them. A round of a CPU-bound system (no database to wait for) under 90 % busy ' +
   'at 32 or more connections was limited by the load generator, and is marked so.', '')
 lines.push('| System | Workload | req/s | p50/p99 ms | × Fastify | CPU µs/req | CPU × Fastify | busy % |')
 lines.push('|---|---|---|---|---|---|---|---|')

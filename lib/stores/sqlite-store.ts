@@ -287,9 +287,10 @@ class SqliteWebhooks implements WebhookStorage {
   }
 
   async claim (options: ClaimOptions): Promise<DueDelivery[]> {
-    // Most claims find nothing to do; without a subscription they are
-    // answered here, on the reading connection, not in the writer's queue.
-    if (!this.#read((reads) => reads.any())) return []
+    // Most claims find nothing to do (no subscription, or every one at its
+    // allowance): they are answered here, on the reading connection, rather
+    // than as a transaction in the writer's queue.
+    if (!this.#read((reads) => reads.anyDue(options))) return []
     return await this.#write('claim', options) as DueDelivery[]
   }
 

@@ -116,14 +116,17 @@ export type WebhookWrite = { [Name in keyof WebhookWrites]: { op: 'webhooks', na
 /** The reading connection's side. */
 export function webhookReads (prepare: Prepare) {
   const all = prepare('SELECT id, url, description, secret, created_at FROM webhook_subscriptions ORDER BY seq')
-  const any = prepare('SELECT EXISTS (SELECT 1 FROM webhook_subscriptions) AS any')
+  const subscriptionSeqs = prepare('SELECT seq, id FROM webhook_subscriptions')
+  const dueOne = prepare(`SELECT 1 FROM webhook_deliveries
+    WHERE subscription_seq = ? AND status = 'pending' AND next_attempt_at <= ? AND (lease_until IS NULL OR lease_until <= ?) LIMIT 1`)
   const one = prepare('SELECT id, url, description, secret, created_at FROM webhook_subscriptions WHERE id = ?')
   const page = prepare(`SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries
     WHERE subscription_seq = (SELECT seq FROM webhook_subscriptions WHERE id = ?) AND seq > ? ORDER BY seq LIMIT ?`)
   return {
     subscriptions: (): Subscription[] => (all.all() as unknown as SubscriptionRow[]).map(subscriptionOf),
-    /** Whether there is any subscription: without one, a claim need not trouble the writer. */
-    any: (): boolean => Number((any.get() as { any: bigint }).any) === 1,
+    /** Whether a claim would find anything: most find nothing, and need not trouble the writer. */
+    anyDue: (options: ClaimOptions): boolean => (subscriptionSeqs.all() as Array<{ seq: bigint, id: string }>).some(({ seq, id }) =>
+      allowance(options, id) > 0 && dueOne.get(seq, options.now, options.now) !== undefined),
     subscription: (id: string): Subscription | undefined => {
       const row = one.get(id) as SubscriptionRow | undefined
       return row && subscriptionOf(row)
