@@ -36,3 +36,12 @@ export async function build (t: Test, { server, ...options }: BuildOptions = {})
   t.teardown(() => app.close())
   return app
 }
+
+/** Waits until `check` holds, polling; fails naming `what` after `timeoutMs`. */
+export async function until (check: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (!await check()) {
+    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms: ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+}

@@ -4,8 +4,9 @@ import { once } from 'node:events'
 import { createServer } from 'node:http'
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { setTimeout } from 'node:timers/promises'
 import type { Test } from 'tap'
+import { until } from './helper.ts'
+import { setTimeout } from 'node:timers/promises'
 
 export interface Received {
   headers: IncomingHttpHeaders
@@ -26,9 +27,12 @@ export interface Receiver {
   maxOpen: number
   /** Resolves once `count` requests have arrived. */
   waitFor: (count: number, timeoutMs?: number) => Promise<Received[]>
+  /** Stops listening, cutting requests it holds (a receiver going down). */
+  close: () => Promise<void>
 }
 
-export async function receiver (t: Test, otherwise: Answer = 204): Promise<Receiver> {
+/** Listens on `port` when given (a receiver that comes up where one was down), else on a free one. */
+export async function receiver (t: Test, otherwise: Answer = 204, port = 0): Promise<Receiver> {
   const hanging = new Set<ServerResponse>()
   const self: Receiver = {
     url: '',
@@ -37,13 +41,14 @@ export async function receiver (t: Test, otherwise: Answer = 204): Promise<Recei
     otherwise,
     maxOpen: 0,
     waitFor: async (count, timeoutMs = 10_000) => {
-      const deadline = Date.now() + timeoutMs
-      while (self.received.length < count) {
-        if (Date.now() > deadline) throw new Error(`${self.received.length} of ${count} webhook requests arrived within ${timeoutMs} ms`)
-        await setTimeout(10)
-      }
+      await until(() => self.received.length >= count, `${count} webhook requests (${self.received.length} arrived)`, timeoutMs)
       return self.received.slice(0, count)
-    }
+    },
+    close: () => new Promise<void>((resolve) => {
+      for (const response of hanging) response.destroy()
+      server.closeAllConnections()
+      server.close(() => resolve())
+    })
   }
   let open = 0
   const server = createServer((request, response) => {
@@ -58,13 +63,9 @@ export async function receiver (t: Test, otherwise: Answer = 204): Promise<Recei
       else setTimeout(answer.afterMs).then(() => response.writeHead(answer.status).end(), () => {})
     })
   })
-  server.listen(0, '127.0.0.1')
+  server.listen(port, '127.0.0.1')
   await once(server, 'listening')
   self.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`
-  t.teardown(() => {
-    for (const response of hanging) response.destroy()
-    server.closeAllConnections()
-    server.close()
-  })
+  t.teardown(() => server.listening ? self.close() : undefined)
   return self
 }

@@ -131,6 +131,14 @@ export function storeSuite (t: Test, open: (t: Test) => Promise<PlantStorage>): 
     if (store.webhooks === undefined) throw new Error('the store keeps no webhook outbox')
     return store.webhooks
   }
+  // A store with `subscriptions` subscriptions, then plants 1..`plants` created.
+  const withOutbox = async (t: Test, subscriptions: number, plants: bigint) => {
+    const store = await fresh(t)
+    const webhooks = outbox(store)
+    for (let n = 1; n <= subscriptions; n++) await webhooks.subscribe(subscription(n), 10)
+    for (let id = 1n; id <= plants; id++) await store.create({ id, name: `p${id}` })
+    return { store, webhooks }
+  }
   const claimAll = (webhooks: WebhookStorage, now = Date.now() + 1) =>
     webhooks.claim({ now, limit: 1000, perSubscription: 1000, inFlight: {}, leaseUntil: now + 60_000 })
 
@@ -176,10 +184,7 @@ export function storeSuite (t: Test, open: (t: Test) => Promise<PlantStorage>): 
   })
 
   t.test('webhooks: pages of deliveries, oldest first', async (t) => {
-    const store = await fresh(t)
-    const webhooks = outbox(store)
-    await webhooks.subscribe(subscription(1), 10)
-    for (let id = 1n; id <= 5n; id++) await store.create({ id, name: `p${id}` })
+    const { webhooks } = await withOutbox(t, 1, 5n)
     const all = (await webhooks.deliveries(subscription(1).id, { limit: 100 }))!
     t.same(all.map(({ plantId }) => plantId), [1n, 2n, 3n, 4n, 5n])
     t.ok(all.every((delivery, i) => i === 0 || delivery.seq > all[i - 1]!.seq), 'ascending sequence numbers')
@@ -188,11 +193,7 @@ export function storeSuite (t: Test, open: (t: Test) => Promise<PlantStorage>): 
   })
 
   t.test('webhooks: a claim is held until its lease ends, and takes no more of a subscription than its allowance', async (t) => {
-    const store = await fresh(t)
-    const webhooks = outbox(store)
-    await webhooks.subscribe(subscription(1), 10)
-    await webhooks.subscribe(subscription(2), 10)
-    for (let id = 1n; id <= 3n; id++) await store.create({ id, name: `p${id}` })
+    const { webhooks } = await withOutbox(t, 2, 3n)
     const now = Date.now() + 1
     const first = await webhooks.claim({ now, limit: 10, perSubscription: 3, inFlight: { [subscription(1).id]: 1, [subscription(2).id]: 3 }, leaseUntil: now + 1000 })
     t.same(first.map(({ subscriptionId }) => subscriptionId), [subscription(1).id, subscription(1).id], 'two of the first (one is in flight), none of the one at its allowance')
@@ -210,11 +211,7 @@ export function storeSuite (t: Test, open: (t: Test) => Promise<PlantStorage>): 
   })
 
   t.test('webhooks: the deliveries due first are claimed first, across subscriptions', async (t) => {
-    const store = await fresh(t)
-    const webhooks = outbox(store)
-    await webhooks.subscribe(subscription(1), 10)
-    await webhooks.subscribe(subscription(2), 10)
-    for (let id = 1n; id <= 2n; id++) await store.create({ id, name: `p${id}` })
+    const { webhooks } = await withOutbox(t, 2, 2n)
     const all = await claimAll(webhooks)
     const now = Date.now()
     // Sub 1's first is due last, sub 2's second first.

@@ -1,12 +1,12 @@
 // Webhooks through crashes, stops and a fleet, with real server processes:
 // a 200 on a create means its event will reach every subscriber.
-import { once } from 'node:events'
-import { createServer } from 'node:http'
-import type { IncomingHttpHeaders } from 'node:http'
 import { join } from 'node:path'
 import t from 'tap'
 import type { Test } from 'tap'
 import { POSTGRES_SKIP, freshSchemaUrl } from './postgres.ts'
+import { until } from './helper.ts'
+import { receiver } from './receiver.ts'
+import type { Receiver } from './receiver.ts'
 import { freePort, start } from './server-process.ts'
 
 const TOKEN = 'webhook-token'
@@ -22,28 +22,14 @@ const env = (DATABASE_URL: string, extra: NodeJS.ProcessEnv = {}) => ({
   ...extra
 })
 
-/** A receiver on a given port, started when the test says; it counts the plant ids it was sent. */
-async function receiverOn (t: Test, port: number, answer: number | 'hang' = 204) {
+// The plant ids a receiver was sent, and how often each.
+function plantIds ({ received }: Receiver): Map<string, number> {
   const seen = new Map<string, number>()
-  const ids: Array<IncomingHttpHeaders['webhook-id']> = []
-  const server = createServer((request, response) => {
-    let body = ''
-    request.setEncoding('utf8').on('data', (chunk) => { body += chunk }).on('end', () => {
-      if (answer === 'hang') return
-      const id = /"id":(-?\d+)/.exec(body)?.[1] ?? '?'
-      seen.set(id, (seen.get(id) ?? 0) + 1)
-      ids.push(request.headers['webhook-id'])
-      response.writeHead(answer).end()
-    })
-  })
-  server.listen(port, '127.0.0.1')
-  await once(server, 'listening')
-  const close = () => new Promise<void>((resolve) => {
-    server.closeAllConnections()
-    server.close(() => resolve())
-  })
-  t.teardown(close)
-  return { seen, ids, close }
+  for (const { body } of received) {
+    const id = /"id":(-?\d+)/.exec(body)?.[1] ?? '?'
+    seen.set(id, (seen.get(id) ?? 0) + 1)
+  }
+  return seen
 }
 
 async function subscribe (url: string, hook: string): Promise<string> {
@@ -69,14 +55,6 @@ async function createMany (urls: string[], from: number, to: number): Promise<st
   return acknowledged
 }
 
-async function until (check: () => boolean, what: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms: ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-}
-
 const stores: Array<[string, (t: Test) => Promise<string>, string | false]> = [
   ['SQLite', async (t) => `file:${join(t.testdir(), 'plants.db')}`, false],
   ['PostgreSQL', freshSchemaUrl, POSTGRES_SKIP]
@@ -91,26 +69,26 @@ for (const [name, database, skip] of stores) {
     const acknowledged = await createMany([first.url], 1, 200)
     t.equal(acknowledged.length, 200, '200 creates acknowledged')
     await first.stop('SIGKILL')
-    const receiver = await receiverOn(t, port)
+    const hook = await receiver(t, 204, port)
     await start(t, env(db))
     // Within the lease of an attempt the dead process held, and then some.
-    await until(() => acknowledged.every((id) => receiver.seen.has(id)), 'every acknowledged plant\'s event', 30_000)
-    t.pass(`all ${acknowledged.length} events arrived (${[...receiver.seen.values()].reduce((a, b) => a + b, 0)} requests)`)
+    await until(() => acknowledged.every((id) => plantIds(hook).has(id)), 'every acknowledged plant\'s event', 30_000)
+    t.pass(`all ${acknowledged.length} events arrived (${hook.received.length} requests)`)
   })
 
   t.test(`${name}: SIGTERM with attempts in flight leaves them pending, never failed; a restart delivers them`, { skip }, async (t) => {
     const db = await database(t)
     const port = await freePort()
-    const hanging = await receiverOn(t, port, 'hang')
+    const hanging = await receiver(t, 'hang', port)
     const first = await start(t, env(db, { WEBHOOK_MAX_ATTEMPTS: '1', WEBHOOK_TIMEOUT_MS: '20000' }))
     const subscription = await subscribe(first.url, `http://127.0.0.1:${port}/hook`)
     const acknowledged = await createMany([first.url], 1, 10)
     await new Promise((resolve) => setTimeout(resolve, 500))
     t.equal(await first.stop('SIGTERM'), 0, 'a clean stop, not held up by the hanging receiver')
     await hanging.close()
-    const receiver = await receiverOn(t, port)
+    const hook = await receiver(t, 204, port)
     const second = await start(t, env(db, { WEBHOOK_MAX_ATTEMPTS: '1' }))
-    await until(() => acknowledged.every((id) => receiver.seen.has(id)), 'every event after the restart', 20_000)
+    await until(() => acknowledged.every((id) => plantIds(hook).has(id)), 'every event after the restart', 20_000)
     // (The receiver answers before the attempt is recorded.)
     let statuses: string[] = []
     const deadline = Date.now() + 10_000
@@ -126,26 +104,26 @@ for (const [name, database, skip] of stores) {
 t.test('PostgreSQL: two instances share the work: 500 creates across both, every event arrives, duplicates under 1 %', { skip: POSTGRES_SKIP }, async (t) => {
   const db = await freshSchemaUrl(t)
   const port = await freePort()
-  const receiver = await receiverOn(t, port)
+  const hook = await receiver(t, 204, port)
   const [a, b] = await Promise.all([start(t, env(db)), start(t, env(db))])
   await subscribe(a.url, `http://127.0.0.1:${port}/hook`)
   const acknowledged = await createMany([a.url, b.url], 1, 500)
   t.equal(acknowledged.length, 500)
-  await until(() => acknowledged.every((id) => receiver.seen.has(id)), 'all 500 events', 30_000)
+  await until(() => acknowledged.every((id) => plantIds(hook).has(id)), 'all 500 events', 30_000)
   await new Promise((resolve) => setTimeout(resolve, 500))
-  const requests = [...receiver.seen.values()].reduce((sum, n) => sum + n, 0)
+  const requests = hook.received.length
   t.ok(requests - 500 < 5, `${requests} requests for 500 events: ${requests - 500} duplicates`)
-  t.equal(new Set(receiver.ids).size, 500, 'one webhook-id per event')
+  t.equal(new Set(hook.received.map(({ headers }) => headers['webhook-id'])).size, 500, 'one webhook-id per event')
 })
 
 t.test('secrets never reach the log, even at trace level', async (t) => {
   const port = await freePort()
-  const receiver = await receiverOn(t, port, 500)
+  const hook = await receiver(t, 500, port)
   const server = await start(t, env('memory:', { LOG_LEVEL: 'trace', WEBHOOK_MAX_ATTEMPTS: '2', WEBHOOK_RETRY_BASE_MS: '10' }))
   const res = await fetch(`${server.url}/webhooks`, { method: 'POST', headers: auth, body: JSON.stringify({ url: `http://127.0.0.1:${port}/hook` }) })
   const { secret } = await res.json() as { secret: string }
   await createMany([server.url], 1, 3)
-  await until(() => receiver.ids.length >= 6, 'both attempts of each', 10_000)
+  await until(() => hook.received.length >= 6, 'both attempts of each', 10_000)
   await server.stop()
   t.match(server.stdout(), /"url":"\/webhooks".*"msg":"request"/, 'the subscription request was logged')
   t.notOk(server.stdout().includes(secret.slice('whsec_'.length)), 'no secret in the log')

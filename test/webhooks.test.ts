@@ -12,7 +12,7 @@ import t from 'tap'
 import type { Test } from 'tap'
 import { Webhook } from 'standardwebhooks'
 import type { FastifyInstance } from 'fastify'
-import { AUTH, build } from './helper.ts'
+import { AUTH, build, until } from './helper.ts'
 import { receiver } from './receiver.ts'
 import { MemoryWebhooks } from '../lib/stores/memory-webhooks.ts'
 import { WebhookDispatcher } from '../lib/webhooks/dispatcher.ts'
@@ -31,14 +31,6 @@ const create = (app: FastifyInstance, body: string) =>
 async function deliveries (app: FastifyInstance, id: string, query = '') {
   const res = await app.inject({ url: `/webhooks/${id}/deliveries${query}`, headers: AUTH })
   return res.json() as Array<{ id: string, plantId: number, status: string, attempts: number, lastStatus?: number, lastError?: string, nextAttemptAt?: string, deliveredAt?: string }>
-}
-
-async function until (check: () => Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!await check()) {
-    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms: ${what}`)
-    await setTimeout(20)
-  }
 }
 
 t.test('subscriptions: create, list, get, delete; 404 for what is not there', async (t) => {

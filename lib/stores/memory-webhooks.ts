@@ -1,6 +1,6 @@
 // The memory store's webhook outbox: the same rules as the databases', in
 // the process (gone when it ends).
-import { allowance, earliest } from './webhook-storage.ts'
+import { allowance, deliveryRecord, earliest } from './webhook-storage.ts'
 import type { ClaimOptions, AttemptOutcome, DeliveryPage, DeliveryRecord, DueDelivery, Subscription, WebhookStorage } from './webhook-storage.ts'
 
 interface Row extends DeliveryRecord {
@@ -49,7 +49,7 @@ export class MemoryWebhooks implements WebhookStorage {
     const page: DeliveryRecord[] = []
     for (const row of this.#deliveries.values()) {
       if (page.length === limit) break
-      if (row.subscriptionId === subscriptionId && (after === undefined || row.seq > after)) page.push(record(row))
+      if (row.subscriptionId === subscriptionId && (after === undefined || row.seq > after)) page.push(deliveryRecord(row))
     }
     return page
   }
@@ -58,7 +58,7 @@ export class MemoryWebhooks implements WebhookStorage {
     const row = this.#deliveries.get(seq)
     if (row === undefined || row.subscriptionId !== subscriptionId) return undefined
     Object.assign(row, { status: 'pending', nextAttemptAt: now, leaseUntil: undefined })
-    return record(row)
+    return deliveryRecord(row)
   }
 
   async claim (options: ClaimOptions): Promise<DueDelivery[]> {
@@ -100,13 +100,4 @@ export class MemoryWebhooks implements WebhookStorage {
       if (row !== undefined) row.leaseUntil = undefined
     }
   }
-}
-
-function record ({ seq, plantId, status, attempts, lastStatus, lastError, nextAttemptAt, deliveredAt }: Row): DeliveryRecord {
-  const delivery: DeliveryRecord = { seq, plantId, status, attempts }
-  if (lastStatus !== undefined) delivery.lastStatus = lastStatus
-  if (lastError !== undefined) delivery.lastError = lastError
-  if (status === 'pending' && nextAttemptAt !== undefined) delivery.nextAttemptAt = nextAttemptAt
-  if (deliveredAt !== undefined) delivery.deliveredAt = deliveredAt
-  return delivery
 }

@@ -41,6 +41,9 @@ export const SQLITE_WEBHOOK_DUE_INDEX = `
 
 type Prepare = (sql: string) => StatementSync
 
+// A subscription's deliveries that may be claimed now: parameters subscription seq, now, now.
+const DUE = "subscription_seq = ? AND status = 'pending' AND next_attempt_at <= ? AND (lease_until IS NULL OR lease_until <= ?)"
+
 /** The writer thread's side: every change to the outbox. */
 export function webhookWrites (prepare: Prepare) {
   const enqueue = prepare(`INSERT INTO webhook_deliveries (subscription_seq, plant_id, payload, next_attempt_at)
@@ -55,9 +58,7 @@ export function webhookWrites (prepare: Prepare) {
   // A subscription's due, unclaimed deliveries, oldest due first: an index
   // range, however long its backlog.
   const subscriptions = prepare('SELECT seq, id, url, secret FROM webhook_subscriptions ORDER BY seq')
-  const due = prepare(`SELECT seq, payload, attempts, next_attempt_at FROM webhook_deliveries
-    WHERE subscription_seq = ? AND status = 'pending' AND next_attempt_at <= ? AND (lease_until IS NULL OR lease_until <= ?)
-    ORDER BY next_attempt_at, seq LIMIT ?`)
+  const due = prepare(`SELECT seq, payload, attempts, next_attempt_at FROM webhook_deliveries WHERE ${DUE} ORDER BY next_attempt_at, seq LIMIT ?`)
   const lease = prepare('UPDATE webhook_deliveries SET lease_until = ? WHERE seq = ?')
   const delivered = prepare(`UPDATE webhook_deliveries SET status = 'delivered', attempts = attempts + 1, last_status = ?,
     last_error = NULL, delivered_at = ?, next_attempt_at = NULL, lease_until = NULL WHERE seq = ? AND status = 'pending'`)
@@ -117,8 +118,7 @@ export type WebhookWrite = { [Name in keyof WebhookWrites]: { op: 'webhooks', na
 export function webhookReads (prepare: Prepare) {
   const all = prepare('SELECT id, url, description, secret, created_at FROM webhook_subscriptions ORDER BY seq')
   const subscriptionSeqs = prepare('SELECT seq, id FROM webhook_subscriptions')
-  const dueOne = prepare(`SELECT 1 FROM webhook_deliveries
-    WHERE subscription_seq = ? AND status = 'pending' AND next_attempt_at <= ? AND (lease_until IS NULL OR lease_until <= ?) LIMIT 1`)
+  const dueOne = prepare(`SELECT 1 FROM webhook_deliveries WHERE ${DUE} LIMIT 1`)
   const one = prepare('SELECT id, url, description, secret, created_at FROM webhook_subscriptions WHERE id = ?')
   const page = prepare(`SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries
     WHERE subscription_seq = (SELECT seq FROM webhook_subscriptions WHERE id = ?) AND seq > ? ORDER BY seq LIMIT ?`)

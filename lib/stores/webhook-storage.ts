@@ -132,14 +132,32 @@ export interface DeliveryRow {
 /** The columns of a DeliveryRow. */
 export const DELIVERY_COLUMNS = 'seq, plant_id, status, attempts, last_status, last_error, next_attempt_at, delivered_at'
 
-/** A delivery row as a record: no field for what is not there; times are far below 2^53. */
-export function deliveryOf (row: DeliveryRow): DeliveryRecord {
-  const record: DeliveryRecord = { seq: BigInt(row.seq), plantId: BigInt(row.plant_id), status: row.status, attempts: Number(row.attempts) }
-  if (row.last_status !== null) record.lastStatus = Number(row.last_status)
-  if (row.last_error !== null) record.lastError = row.last_error
-  if (row.status === 'pending' && row.next_attempt_at !== null) record.nextAttemptAt = Number(row.next_attempt_at)
-  if (row.delivered_at !== null) record.deliveredAt = Number(row.delivered_at)
+/** A delivery as every store reports it: no field for what is not there, no next attempt unless pending. */
+export function deliveryRecord (fields: { seq: bigint, plantId: bigint, status: DeliveryStatus, attempts: number, lastStatus?: number | null, lastError?: string | null, nextAttemptAt?: number | null, deliveredAt?: number | null }): DeliveryRecord {
+  const { seq, plantId, status, attempts, lastStatus, lastError, nextAttemptAt, deliveredAt } = fields
+  const record: DeliveryRecord = { seq, plantId, status, attempts }
+  if (lastStatus != null) record.lastStatus = lastStatus
+  if (lastError != null) record.lastError = lastError
+  if (status === 'pending' && nextAttemptAt != null) record.nextAttemptAt = nextAttemptAt
+  if (deliveredAt != null) record.deliveredAt = deliveredAt
   return record
+}
+
+// A nullable integer column as a number (times are far below 2^53).
+const numberOrNull = (value: bigint | number | string | null) => value === null ? null : Number(value)
+
+/** A delivery row of either database as a record. */
+export function deliveryOf (row: DeliveryRow): DeliveryRecord {
+  return deliveryRecord({
+    seq: BigInt(row.seq),
+    plantId: BigInt(row.plant_id),
+    status: row.status,
+    attempts: Number(row.attempts),
+    lastStatus: numberOrNull(row.last_status),
+    lastError: row.last_error,
+    nextAttemptAt: numberOrNull(row.next_attempt_at),
+    deliveredAt: numberOrNull(row.delivered_at)
+  })
 }
 
 export interface SubscriptionRow { id: string, url: string, description: string | null, secret: string, created_at: string }
