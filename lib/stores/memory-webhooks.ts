@@ -63,6 +63,7 @@ export class MemoryWebhooks implements WebhookStorage {
 
   async claim (options: ClaimOptions): Promise<DueDelivery[]> {
     const { now, limit, leaseUntil } = options
+    if (this.#subscriptions.size === 0) return []
     const candidates: Array<Row & { nextAttemptAt: number }> = []
     const taken = new Map<string, number>()
     for (const row of this.#deliveries.values()) {

@@ -65,6 +65,7 @@ export class WebhookDispatcher {
   #total = 0
   #timer: NodeJS.Timeout | undefined
   #ticking = false
+  #wakeScheduled = false
   #claimsFailing = false
   #again = false
 
@@ -94,8 +95,21 @@ export class WebhookDispatcher {
     this.wake()
   }
 
-  /** Looks for due deliveries now (a plant was just created, an attempt ended). */
+  /**
+   * Looks for due deliveries at the end of this turn of the event loop (a
+   * plant was just created, an attempt ended): the creates of one turn
+   * share one look, which keeps it off each request's path.
+   */
   wake (): void {
+    if (this.#wakeScheduled || this.#stopping.signal.aborted) return
+    this.#wakeScheduled = true
+    setImmediate(() => {
+      this.#wakeScheduled = false
+      this.#look()
+    })
+  }
+
+  #look (): void {
     if (this.#stopping.signal.aborted) return
     if (this.#ticking) {
       this.#again = true
