@@ -38,6 +38,7 @@ export const ENV_SCHEMA = {
     KEEP_ALIVE_TIMEOUT: { type: 'integer', minimum: 1, default: DEFAULT_EDGE_LIMITS.keepAliveTimeout, description: 'Milliseconds an idle kept-alive connection stays open' },
     WRITE_TIMEOUT: { type: 'integer', minimum: 1, default: DEFAULT_WRITE_TIMEOUT, description: 'Milliseconds a client has to read an answer once it is written; then the connection is closed' },
     MAX_HELD_MB: { type: 'integer', minimum: 1, default: DEFAULT_MAX_HELD_BYTES / MB, description: 'Memory (MB) the service may hold in all for request bodies being read and answers being written slowly; past it, requests get 503' },
+    WEBHOOKS: { type: 'boolean', default: true, description: 'Serve the newPlant webhook: subscriptions and their deliveries; `false`: the webhook operations answer 404 and nothing is sent (deliveries for subscriptions made earlier are still recorded, and go out once it is on again)' },
     WEBHOOK_ALLOW_PRIVATE_NETWORKS: { type: 'boolean', default: DEFAULT_WEBHOOKS.allowPrivateNetworks, description: 'Allow webhook receivers on loopback, private, link-local and other non-public addresses (tests, local setups); `false` refuses them when subscribing and at every connection' },
     WEBHOOK_MAX_ATTEMPTS: { type: 'integer', minimum: 1, maximum: 100, default: DEFAULT_WEBHOOKS.maxAttempts, description: 'Attempts of one webhook delivery, the first included, before it is `failed`' },
     WEBHOOK_RETRY_BASE_MS: { type: 'integer', minimum: 1, maximum: 3_600_000, default: DEFAULT_WEBHOOKS.retryBaseMs, description: 'Milliseconds to wait after a first failed webhook attempt; each next wait is 4 times longer (±25 % jitter, at most 6 hours)' },
@@ -121,7 +122,7 @@ export function loadConfig (environment: NodeJS.ProcessEnv): ServerConfig {
       overload: { maxEventLoopDelay: env.MAX_EVENT_LOOP_DELAY, maxRssBytes: env.MAX_RSS_MB * MB },
       writeTimeout: env.WRITE_TIMEOUT,
       maxHeldBytes: env.MAX_HELD_MB * MB,
-      webhooks: {
+      webhooks: env.WEBHOOKS && {
         allowPrivateNetworks: env.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
         maxAttempts: env.WEBHOOK_MAX_ATTEMPTS,
         retryBaseMs: env.WEBHOOK_RETRY_BASE_MS,

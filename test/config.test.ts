@@ -66,6 +66,7 @@ t.test('every variable is read', async (t) => {
     KEEP_ALIVE_TIMEOUT: '1000',
     WRITE_TIMEOUT: '3000',
     MAX_HELD_MB: '64',
+    WEBHOOKS: 'true',
     WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
     WEBHOOK_MAX_ATTEMPTS: '3',
     WEBHOOK_RETRY_BASE_MS: '50',
@@ -92,13 +93,18 @@ t.test('every variable is read', async (t) => {
   })
 })
 
+t.test('WEBHOOKS=false turns subscriptions and deliveries off', async (t) => {
+  t.equal(loadConfig({ WEBHOOKS: 'false' }).plugin.webhooks, false)
+  t.same(loadConfig({ WEBHOOKS: 'true' }).plugin.webhooks, DEFAULT_WEBHOOKS)
+})
+
 t.test('AUTH_FAILURE_LIMIT=0 turns the limit off', async (t) => {
   t.equal(loadConfig({ AUTH_FAILURE_LIMIT: '0' }).plugin.authFailureLimit, false)
 })
 
 t.test('every declared variable is read, and only those', async (t) => {
   const names = Object.keys(ENV_SCHEMA.properties)
-  t.equal(names.length, 24)
+  t.equal(names.length, 25)
   // A variable the declaration does not name changes nothing.
   t.same(loadConfig({ PORTS: '1', port: '1' }), loadConfig({}))
 })
