@@ -1,6 +1,7 @@
 import { timingSafeEqual } from 'node:crypto'
 import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify'
 import { TooManyAuthFailuresError } from './errors.ts'
+import { RouteFacts } from './route-facts.ts'
 
 /**
  * A token check for @fastify/bearer-auth's `auth` option whose time depends
@@ -40,7 +41,7 @@ type CheckFailures = (request: FastifyRequest) => Promise<{ isAllowed: boolean, 
  */
 export function createAuthHook (verify: Verify, checkFailures?: CheckFailures): onRequestHookHandler {
   return function authenticate (request, reply, done) {
-    if (request.routeOptions.config.public) return done()
+    if (RouteFacts.of(request).public) return done()
     verify(request, reply, (err) => {
       if (err === undefined || checkFailures === undefined) return done(err)
       checkFailures(request).then((limit) => {

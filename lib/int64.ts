@@ -34,6 +34,8 @@ function inRange (value: bigint): bigint | undefined {
  * length is checked before BigInt, whose parsing is not linear.
  */
 export function int64FromDigits (text: string): bigint | undefined {
+  // The usual case: no sign games, no leading zeros, in range whatever the digits.
+  if (SHORT_INTEGER.test(text)) return BigInt(text)
   if (!DIGITS.test(text)) return undefined
   const negative = text.startsWith('-')
   const digits = (negative ? text.slice(1) : text).replace(/^0+(?=\d)/, '')

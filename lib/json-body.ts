@@ -13,6 +13,7 @@ import {
 } from './errors.ts'
 import type { MemoryBudget } from './socket-bounds.ts'
 import { NOT_AN_INT64, int64FromJsonNumber } from './int64.ts'
+import { RouteFacts } from './route-facts.ts'
 
 // fast-content-type-parse is CommonJS; its named export arrives on the default.
 const { parse: parseContentType } = contentTypeModule as unknown as typeof import('fast-content-type-parse')
@@ -115,10 +116,8 @@ export function parseJsonBody (text: string, int64Members: ReadonlySet<string> =
   return parsed
 }
 
-/** Whether the request's operation takes a body (per the spec: a requestBody). */
-export function takesBody (request: FastifyRequest): boolean {
-  return request.routeOptions.schema?.body !== undefined
-}
+// The content types nearly every client sends, accepted without parsing.
+const PLAIN_JSON: ReadonlySet<string> = new Set(['application/json', 'application/json; charset=utf-8', 'application/json;charset=utf-8'])
 
 // A parameter value compared without case: `charset=UTF-8`, `charset="utf8"`.
 function isUtf8 (charset: string | undefined): boolean {
@@ -127,8 +126,6 @@ function isUtf8 (charset: string | undefined): boolean {
 
 export interface BodyParserOptions {
   bodyLimit: number
-  /** The int64 members of the body an operation takes. */
-  int64Members: (request: FastifyRequest) => ReadonlySet<string>
   /** What bodies being read may hold in all, with the answers being written. */
   memory: MemoryBudget
 }
@@ -147,7 +144,7 @@ function count (request: FastifyRequest, header: string): number {
  * limit. An operation that takes no body gets none: its body, if any, is
  * left unread (the answer then closes the connection).
  */
-export function createBodyParser ({ bodyLimit, int64Members, memory }: BodyParserOptions) {
+export function createBodyParser ({ bodyLimit, memory }: BodyParserOptions) {
   return {
     /**
      * For preParsing: why the body will not be read, if it will not, known
@@ -157,16 +154,18 @@ export function createBodyParser ({ bodyLimit, int64Members, memory }: BodyParse
       const header = request.headers['content-type']
       const length = request.headers['content-length']
       const hasBody = request.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0')
-      if (!takesBody(request) || (header === undefined && !hasBody)) return undefined
+      if (!RouteFacts.takesBody(request) || (header === undefined && !hasBody)) return undefined
       if (count(request, 'content-type') > 1) return new DuplicateHeaderError('Content-Type')
-      let mediaType
-      try {
-        mediaType = parseContentType(header ?? '')
-      } catch {
-        return new UnsupportedMediaTypeError(clip(header ?? ''))
+      if (header === undefined || !PLAIN_JSON.has(header)) {
+        let mediaType
+        try {
+          mediaType = parseContentType(header ?? '')
+        } catch {
+          return new UnsupportedMediaTypeError(clip(header ?? ''))
+        }
+        if (mediaType.type !== 'application/json') return new UnsupportedMediaTypeError(clip(header ?? ''))
+        if (!isUtf8(mediaType.parameters.charset)) return new UnsupportedCharsetError(clip(mediaType.parameters.charset ?? ''))
       }
-      if (mediaType.type !== 'application/json') return new UnsupportedMediaTypeError(clip(header ?? ''))
-      if (!isUtf8(mediaType.parameters.charset)) return new UnsupportedCharsetError(clip(mediaType.parameters.charset ?? ''))
       const encoding = request.headers['content-encoding']
       if (encoding !== undefined && !/^\s*identity\s*$/i.test(encoding)) return new UnsupportedEncodingError(clip(encoding))
       if (Number(length) > bodyLimit) return new PayloadTooLargeError(bodyLimit)
@@ -175,7 +174,7 @@ export function createBodyParser ({ bodyLimit, int64Members, memory }: BodyParse
 
     /** The content-type parser: reads and parses what `refusal` let through. */
     parse (request: FastifyRequest, payload: NodeJS.ReadableStream, done: Done): void {
-      if (!takesBody(request)) return done(null, undefined)
+      if (!RouteFacts.takesBody(request)) return done(null, undefined)
       // What the body may take is held from the start, so that bodies read
       // slowly by many connections cannot add up past the budget.
       const length = request.headers['content-length']
@@ -191,7 +190,7 @@ export function createBodyParser ({ bodyLimit, int64Members, memory }: BodyParse
           return done(new InvalidUtf8Error())
         }
         try {
-          done(null, parseJsonBody(text, int64Members(request)))
+          done(null, parseJsonBody(text, RouteFacts.int64Members(request)))
         } catch (parseError) {
           done(parseError as Error)
         }

@@ -17,10 +17,11 @@ import { DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_BODY_LIMIT, DEFAULT_MAX_HELD_BYTES,
 import { createErrorHandler, createNotFoundHandler } from './error-handler.ts'
 import { BusyError, NoTokensError, NotReadyError, RETRY_AFTER_SECONDS } from './errors.ts'
 import { awaitingContinue } from './http-edge.ts'
-import { createBodyParser, takesBody } from './json-body.ts'
+import { createBodyParser } from './json-body.ts'
 import { Lifecycle } from './lifecycle.ts'
 import type { OverloadLimits } from './lifecycle.ts'
 import { createOperationResolver, specPaths } from './operations.ts'
+import { deferrable, lazyChildLoggerFactory } from './request-logger.ts'
 import { RouteFacts } from './route-facts.ts'
 import { MemoryBudget, closeInStages, createAnswerFlow, hasUnreadBody } from './socket-bounds.ts'
 import { loadSpec } from './spec.ts'
@@ -118,12 +119,20 @@ const plantStore: FastifyPluginAsync<PlantStoreOptions> = async function plantSt
   }
   const service = new PlantService(store, () => lifecycle.notReadyReason(), dispatcher && {
     allowPrivateNetworks: webhookOptions!.allowPrivateNetworks,
-    wake: () => dispatcher.wake()
+    wake: () => dispatcher.wake(),
+    subscribed: () => dispatcher.subscribed()
   })
+
+  // Each request's logger is made when it first writes at a kept level,
+  // where that changes nothing a host could see (request-logger.ts).
+  if (deferrable(fastify.log, fastify.childLoggerFactory)) {
+    fastify.setChildLoggerFactory(lazyChildLoggerFactory(fastify.childLoggerFactory))
+  }
 
   const corsOn = (options.corsOrigins?.length ?? 0) > 0
   const routes = new RouteFacts(corsOn ? ['OPTIONS'] : [])
   fastify.addHook('onRoute', routes.onRoute)
+  fastify.decorateRequest('plantStoreRoute', null)
 
   const memory = new MemoryBudget(options.maxHeldBytes ?? DEFAULT_MAX_HELD_BYTES)
   const answers = createAnswerFlow({
@@ -133,7 +142,6 @@ const plantStore: FastifyPluginAsync<PlantStoreOptions> = async function plantSt
   })
   const bodies = createBodyParser({
     bodyLimit,
-    int64Members: (request) => RouteFacts.int64Members(request.routeOptions.config),
     memory
   })
   // (One hook rather than four: each hook costs every request.)
@@ -145,12 +153,12 @@ const plantStore: FastifyPluginAsync<PlantStoreOptions> = async function plantSt
     // content type: without the header Fastify does not judge the type (a
     // malformed one would be a 415) and hands the body to the parser below,
     // which leaves it unread.
-    if (!request.is404 && !takesBody(request)) delete request.headers['content-type']
+    if (!request.is404 && !RouteFacts.takesBody(request)) delete request.headers['content-type']
     // A connection's answers are made one at a time, while it reads them.
     answers.awaitTurn(request, reply, () => {
       // Overloaded: the API answers 503 at once; health checks still
       // answer, /readyz with the reason.
-      if (lifecycle.overloaded !== undefined && !request.routeOptions.config.public) done(new NotReadyError('overloaded'))
+      if (lifecycle.overloaded !== undefined && !RouteFacts.of(request).public) done(new NotReadyError('overloaded'))
       else done()
     })
   })
@@ -162,7 +170,7 @@ const plantStore: FastifyPluginAsync<PlantStoreOptions> = async function plantSt
     if (refusal !== undefined) return done(refusal)
     // (Only for a body that will be read: 404, 405 and operations that take
     // none answer without it, and a 100 must be followed by reading it.)
-    if (request.headers.expect !== undefined && awaitingContinue.delete(request.raw) && !request.is404 && takesBody(request)) reply.raw.writeContinue()
+    if (request.headers.expect !== undefined && awaitingContinue.delete(request.raw) && !request.is404 && RouteFacts.takesBody(request)) reply.raw.writeContinue()
     done(null, payload)
   })
   fastify.addHook('onSend', (request, reply, payload, done) => {

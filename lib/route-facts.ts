@@ -2,15 +2,21 @@
 // methods each path serves (for a 405's Allow and for CORS preflights) and
 // the int64 members of each body. Taken from the routes Fastify actually
 // has, so that HEAD is listed where Fastify serves it and nowhere else.
-import type { RouteOptions } from 'fastify'
+import type { FastifyContextConfig, FastifyRequest, RouteOptions } from 'fastify'
 import { isInt64Schema } from './int64.ts'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
     /** Top-level members of the body that are int64s, read as bigints. */
     int64Members?: ReadonlySet<string>
+    /** The operation takes a request body (the spec gives it a requestBody). */
+    takesBody?: boolean
     /** A route that answers 405: the methods a path does not serve. */
     methodNotAllowed?: boolean
+  }
+  interface FastifyRequest {
+    /** This request's route config, once read (RouteFacts.of). */
+    plantStoreRoute: FastifyContextConfig | null
   }
 }
 
@@ -55,7 +61,7 @@ export class RouteFacts {
     const body = route.schema?.body as { content?: Record<string, { schema?: unknown }> } | undefined
     if (body !== undefined) {
       const members = int64Members(body.content?.['application/json']?.schema ?? body)
-      route.config = { ...route.config, int64Members: members }
+      route.config = { ...route.config, int64Members: members, takesBody: true }
     }
     // Wildcards (static files, the CORS preflight route) name no path of
     // the API, and 405 routes serve nothing.
@@ -78,7 +84,22 @@ export class RouteFacts {
     return undefined
   }
 
-  static int64Members (config: { int64Members?: ReadonlySet<string> }): ReadonlySet<string> {
-    return config.int64Members ?? NONE
+  /**
+   * The config of a request's route, with the facts above: read once per
+   * request, as Fastify's routeOptions getter builds a new object on every
+   * read (the plugin decorates requests with `plantStoreRoute`).
+   */
+  static of (request: FastifyRequest): FastifyContextConfig {
+    request.plantStoreRoute ??= request.routeOptions.config
+    return request.plantStoreRoute
+  }
+
+  static int64Members (request: FastifyRequest): ReadonlySet<string> {
+    return RouteFacts.of(request).int64Members ?? NONE
+  }
+
+  /** Whether the request's operation takes a body. */
+  static takesBody (request: FastifyRequest): boolean {
+    return RouteFacts.of(request).takesBody === true
   }
 }

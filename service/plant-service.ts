@@ -17,13 +17,15 @@ import {
 export type NotReadyReason = () => string | undefined
 
 /** Subscriptions that may exist at once: each create writes a delivery for every one. */
-export const MAX_SUBSCRIPTIONS = 100
+const MAX_SUBSCRIPTIONS = 100
 
 export interface WebhookSettings {
   /** Allow receivers on loopback, private and other non-public addresses. */
   allowPrivateNetworks: boolean
   /** Called when a create has written deliveries, so that they go out at once. */
   wake: () => void
+  /** Called when a subscription was made or a delivery retried: deliveries are due for sure. */
+  subscribed: () => void
 }
 
 export class PlantService implements OperationHandlers {
@@ -85,7 +87,7 @@ export class PlantService implements OperationHandlers {
   }
 
   async createSubscription ({ body }: OperationRequest<'createSubscription'>): Promise<OperationResult<'createSubscription'>> {
-    const { storage, allowPrivateNetworks } = this.#outbox()
+    const { storage, allowPrivateNetworks, subscribed } = this.#outbox()
     const problem = await urlProblem(body.url, allowPrivateNetworks)
     if (problem !== undefined) throw new WebhookUrlError(problem)
     const subscription: Subscription = {
@@ -96,6 +98,7 @@ export class PlantService implements OperationHandlers {
       createdAt: new Date().toISOString()
     }
     if (!await storage.subscribe(subscription, MAX_SUBSCRIPTIONS)) throw new SubscriptionLimitError(MAX_SUBSCRIPTIONS)
+    subscribed()
     return subscription
   }
 
@@ -120,13 +123,13 @@ export class PlantService implements OperationHandlers {
   }
 
   async retryDelivery ({ params }: OperationRequest<'retryDelivery'>): Promise<OperationResult<'retryDelivery'>> {
-    const { storage, wake } = this.#outbox()
+    const { storage, subscribed } = this.#outbox()
     const retried = await storage.retry(params.id, deliverySeq(params.deliveryId), Date.now())
     if (retried === undefined) {
       if (await storage.subscription(params.id) === undefined) throw new SubscriptionNotFoundError(params.id)
       throw new DeliveryNotFoundError(params.id, params.deliveryId)
     }
-    wake()
+    subscribed()
     return delivery(retried)
   }
 }

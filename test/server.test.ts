@@ -145,13 +145,19 @@ t.test('request ids: the client\'s when plain, a new one otherwise; one log line
   t.equal(mine.headers.get('x-request-id'), 'client-id.42')
   for (const bad of ['has spaces', 'x'.repeat(200), '<script>']) {
     const res = await fetch(`${server.url}/plants`, { headers: { authorization: 'Bearer tok', 'x-request-id': bad } })
-    t.match(res.headers.get('x-request-id'), /^[0-9a-f-]{36}$/, `${bad.slice(0, 12)}… is replaced`)
+    t.match(res.headers.get('x-request-id'), /^[0-9a-f]{16}-[0-9a-z]+$/, `${bad.slice(0, 12)}… is replaced`)
   }
+  const made = await Promise.all(Array.from({ length: 3 }, () => fetch(`${server.url}/plants`, { headers: { authorization: 'Bearer tok' } })))
+  t.equal(new Set(made.map((res) => res.headers.get('x-request-id'))).size, 3, 'made ids differ')
+  // A client's id that looks like one this process makes is replaced.
+  const own = made[0]!.headers.get('x-request-id')!
+  const copied = await fetch(`${server.url}/plants`, { headers: { authorization: 'Bearer tok', 'x-request-id': own } })
+  t.not(copied.headers.get('x-request-id'), own)
   await server.stop()
   const lines = server.stdout().trim().split('\n').map((line) => JSON.parse(line))
   // (Leaving out start()'s readiness polls of /docs/json.)
   const requests = lines.filter((line) => line.msg === 'request' && line.url === '/plants')
-  t.equal(requests.length, 4, 'one line per request')
+  t.equal(requests.length, 8, 'one line per request')
   t.match(requests[0], { reqId: 'client-id.42', method: 'GET', route: '/plants', url: '/plants', status: 200, durationMs: Number })
   t.notOk(server.stdout().includes('Bearer tok'), 'the authorization header is not logged')
 })

@@ -43,6 +43,49 @@ t.test('concurrent creates share commits (group commit)', async (t) => {
   t.equal((await store.list({ limit: 1000 })).length, 200)
 })
 
+t.test('creates and subscription changes of one transaction see each other in order', async (t) => {
+  // The writer looks up whether anyone is subscribed once per transaction:
+  // a subscription change in it must be seen by the creates after it.
+  const path = join(t.testdir(), 'plants.db')
+  const store = await SqliteStore.open(path)
+  t.teardown(() => store.close())
+  const webhooks = store.webhooks
+  const sub = { id: `sub_${'1'.repeat(32)}`, url: 'http://127.0.0.1:9/', secret: `whsec_${'A'.repeat(32)}`, createdAt: new Date().toISOString() }
+  const before = walCommits(path)
+  // (Made in one turn of the event loop: one message to the writer, one transaction.)
+  await Promise.all([
+    store.create({ id: 1n, name: 'before' }),
+    webhooks.subscribe(sub, 10),
+    store.create({ id: 2n, name: 'after subscribing' }),
+    webhooks.unsubscribe(sub.id),
+    store.create({ id: 3n, name: 'after unsubscribing' }),
+    webhooks.subscribe(sub, 10),
+    store.create({ id: 4n, name: 'subscribed again' })
+  ])
+  t.equal(walCommits(path) - before, 1, 'one transaction')
+  t.same((await webhooks.deliveries(sub.id, { limit: 100 }))!.map(({ plantId }) => plantId), [4n])
+  const db = new DatabaseSync(path, { readOnly: true })
+  t.teardown(() => db.close())
+  t.same(db.prepare('SELECT count(*) AS n FROM webhook_deliveries').get(), { n: 1 }, 'none for the unsubscribed one either')
+})
+
+t.test('a create whose deliveries cannot be written is not kept, even when the subscription lookup fails', async (t) => {
+  const path = join(t.testdir(), 'plants.db')
+  const store = await SqliteStore.open(path)
+  t.teardown(() => store.close())
+  t.equal(await store.create({ id: 1n, name: 'before' }), 'created')
+  // Another connection takes the subscriptions table away: the writer's
+  // lookup of it fails inside the create's transaction.
+  const db = new DatabaseSync(path)
+  db.exec('DROP TABLE webhook_subscriptions')
+  db.close()
+  await t.rejects(store.create({ id: 2n, name: 'after' }))
+  // (Read apart: the store's reading connection needs the table too.)
+  const reader = new DatabaseSync(path, { readOnly: true })
+  t.teardown(() => reader.close())
+  t.same(reader.prepare('SELECT id FROM plants ORDER BY id').all().map(({ id }) => id), [1], 'the plant was taken out again: a retry is a create, not a replay without events')
+})
+
 t.test('a full disk is a 503 kind of error, and nothing is half-written', { skip: NO_MOUNT }, async (t) => {
   const disk = smallDisk(t, 128 * 1024)
   // Room an operator can free once the disk is full.

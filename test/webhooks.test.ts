@@ -14,6 +14,7 @@ import { Webhook } from 'standardwebhooks'
 import type { FastifyInstance } from 'fastify'
 import { AUTH, build, until } from './helper.ts'
 import { receiver } from './receiver.ts'
+import { MemoryStore } from '../lib/stores/memory-store.ts'
 import { MemoryWebhooks } from '../lib/stores/memory-webhooks.ts'
 import { WebhookDispatcher } from '../lib/webhooks/dispatcher.ts'
 
@@ -308,6 +309,7 @@ t.test('a store that cannot be claimed from is logged once per outage, not once 
   const lines: Array<{ level: number, msg: string }> = []
   const log = Fastify({ logger: { level: 'info', stream: { write: (line: string) => { lines.push(JSON.parse(line)) } } } }).log
   const storage = new MemoryWebhooks()
+  await storage.subscribe({ id: `sub_${'1'.repeat(32)}`, url: 'http://127.0.0.1:9/', secret: `whsec_${'A'.repeat(32)}`, createdAt: new Date().toISOString() }, 10)
   let down = true
   const claim = storage.claim.bind(storage)
   storage.claim = async (options) => {
@@ -322,4 +324,27 @@ t.test('a store that cannot be claimed from is logged once per outage, not once 
   down = false
   await setTimeout(100)
   t.same(lines.map(({ msg }) => msg).slice(1), ['webhook deliveries can be claimed again'])
+})
+
+t.test('with nobody subscribed, creates do not look for deliveries; a subscription is served at once', async (t) => {
+  const store = new MemoryStore()
+  let claims = 0
+  const claim = store.webhooks.claim.bind(store.webhooks)
+  store.webhooks.claim = async (options) => {
+    claims++
+    return claim(options)
+  }
+  // (A base delay of a minute: the poll runs once a second.)
+  const app = await build(t, { database: store, webhooks: { ...FAST, retryBaseMs: 60_000 } })
+  await app.ready()
+  await setTimeout(50)
+  const before = claims
+  for (let i = 1; i <= 20; i++) t.equal((await create(app, `{"id":${i},"name":"p${i}"}`)).statusCode, 200)
+  t.equal(claims - before, 0, 'no claim for 20 creates')
+  const hook = await receiver(t)
+  await subscribe(t, app, hook.url)
+  const started = Date.now()
+  await create(app, '{"id":21,"name":"after"}')
+  await hook.waitFor(1, 2000)
+  t.ok(Date.now() - started < 900, `delivered in ${Date.now() - started} ms, before the next poll`)
 })

@@ -29,7 +29,7 @@ export class MemoryStore implements PlantStorage {
     if (existing !== undefined) return outcomeOver(existing, plant)
     // A copy, so that the caller cannot change what is stored.
     this.#plants.set(plant.id, plantOf(plant.id, plant.name, plant.tag))
-    this.webhooks.enqueue(plant.id, newPlantPayload(plant), Date.now())
+    if (this.webhooks.hasSubscriptions) this.webhooks.enqueue(plant.id, newPlantPayload(plant), Date.now())
     // Ids often arrive in ascending order: appending is the common case.
     const last = this.#ids.at(-1)
     if (last === undefined || last < plant.id) this.#ids.push(plant.id)

@@ -15,6 +15,11 @@ export class MemoryWebhooks implements WebhookStorage {
   readonly #deliveries = new Map<bigint, Row>()
   #seq = 0n
 
+  /** Whether there is anyone to write deliveries for. */
+  get hasSubscriptions (): boolean {
+    return this.#subscriptions.size > 0
+  }
+
   /** The plant store calls this when it creates a plant: one delivery per subscription. */
   enqueue (plantId: bigint, payload: string, now: number): void {
     for (const { id } of this.#subscriptions.values()) {

@@ -8,6 +8,7 @@ import { migrate } from './migrations.ts'
 import { outcomeOver, plantOf } from './plant-storage.ts'
 import type { CreateOutcome, ListOptions, PlantStorage, StoredPlant } from './plant-storage.ts'
 import { POSTGRES_WEBHOOK_DUE_INDEX, POSTGRES_WEBHOOK_MIGRATION, PostgresWebhooks, WEBHOOK_STATEMENTS } from './postgres-webhooks.ts'
+import type { WebhookStatement } from './postgres-webhooks.ts'
 import { newPlantPayload } from './webhook-storage.ts'
 import type { WebhookStorage } from './webhook-storage.ts'
 
@@ -103,8 +104,8 @@ export class PostgresStore implements PlantStorage {
     this.#poolSize = poolSize
     type Result<R> = Promise<{ rows: R[], rowCount: number | null }>
     this.webhooks = new PostgresWebhooks(
-      async <R>(name: keyof typeof WEBHOOK_STATEMENTS, values: unknown[]) => this.#query(name, values) as unknown as Result<R>,
-      async <R>(name: keyof typeof WEBHOOK_STATEMENTS, values: unknown[]) => this.#exclusive(name, values) as unknown as Result<R>)
+      async <R>(name: WebhookStatement, values: unknown[]) => this.#query(name, values) as unknown as Result<R>,
+      async <R>(name: WebhookStatement, values: unknown[]) => this.#exclusive(name, values) as unknown as Result<R>)
   }
 
   /**

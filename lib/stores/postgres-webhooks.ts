@@ -3,7 +3,7 @@
 // Several instances share the work: a claim locks the rows it takes with
 // SKIP LOCKED and leases them, so that each is attempted by one instance at
 // a time, and one an instance died holding is taken over once its lease ends.
-import { DELIVERY_COLUMNS, deliveryOf, subscriptionOf } from './webhook-storage.ts'
+import { DELIVERY_COLUMNS, byDue, deliveryOf, subscriptionOf } from './webhook-storage.ts'
 import type { AttemptOutcome, ClaimOptions, DeliveryPage, DeliveryRecord, DeliveryRow, DueDelivery, Subscription, SubscriptionRow, WebhookStorage } from './webhook-storage.ts'
 
 /** The outbox's tables: the second migration. */
@@ -106,8 +106,10 @@ export class PostgresWebhooks implements WebhookStorage {
   }
 
   async deliveries (subscriptionId: string, { after, limit }: DeliveryPage): Promise<DeliveryRecord[] | undefined> {
-    if (await this.subscription(subscriptionId) === undefined) return undefined
-    return (await this.#query<DeliveryRow>('plant_store_wh_page', [subscriptionId, (after ?? 0n).toString(), limit])).rows.map(deliveryOf)
+    const { rows } = await this.#query<DeliveryRow>('plant_store_wh_page', [subscriptionId, (after ?? 0n).toString(), limit])
+    // (Rows prove the subscription exists; an empty page may be a missing one.)
+    if (rows.length === 0 && await this.subscription(subscriptionId) === undefined) return undefined
+    return rows.map(deliveryOf)
   }
 
   async retry (subscriptionId: string, seq: bigint, now: number): Promise<DeliveryRecord | undefined> {
@@ -118,9 +120,11 @@ export class PostgresWebhooks implements WebhookStorage {
   async claim ({ now, limit, perSubscription, inFlight, leaseUntil }: ClaimOptions): Promise<DueDelivery[]> {
     const { rows } = await this.#query<{ seq: string, subscription_id: string, url: string, secret: string, payload: string, attempts: number, next_attempt_at: string }>(
       'plant_store_wh_claim', [now, Object.keys(inFlight), perSubscription, limit, leaseUntil, Object.values(inFlight)])
+    // (UPDATE … RETURNING keeps no order.)
     return rows
-      .sort((a, b) => Number(a.next_attempt_at) - Number(b.next_attempt_at) || Number(BigInt(a.seq) - BigInt(b.seq)))
-      .map((row) => ({ seq: BigInt(row.seq), subscriptionId: row.subscription_id, url: row.url, secret: row.secret, payload: row.payload, attempts: row.attempts }))
+      .map((row) => ({ seq: BigInt(row.seq), nextAttemptAt: Number(row.next_attempt_at), subscriptionId: row.subscription_id, url: row.url, secret: row.secret, payload: row.payload, attempts: row.attempts }))
+      .sort(byDue)
+      .map(({ nextAttemptAt: _due, ...delivery }) => delivery)
   }
 
   async record (outcomes: readonly AttemptOutcome[]): Promise<void> {

@@ -32,10 +32,13 @@ function toStoreError (error: WriteError): Error {
   return reason ? new StoreUnavailableError(reason) : new Error(error.message)
 }
 
-interface Row { id: bigint, name: string, tag: string | null }
+// Plant rows are read as arrays: node:sqlite builds row objects with a
+// null prototype, whose properties read several times slower (a page of
+// 100 took 96 µs as objects, 37 µs as arrays).
+type Row = [id: bigint, name: string, tag: string | null]
 
-function toPlant ({ id, name, tag }: Row): StoredPlant {
-  return plantOf(id, name, tag)
+function toPlant (row: Row): StoredPlant {
+  return plantOf(row[0], row[1], row[2])
 }
 
 interface Reader {
@@ -59,6 +62,8 @@ export class SqliteStore implements PlantStorage {
   #reader: Reader | undefined
   #readerDown: { error: Error, until: number } | undefined
   #outbox: WriteRequest[] = []
+  // A batch is with the writer, not yet answered.
+  #sending = false
   #seq = 0
   #closed = false
   #fileReplaced = false
@@ -105,12 +110,21 @@ export class SqliteStore implements PlantStorage {
         } else if (message.type === 'failed') {
           fail(toStoreError(message.error))
         } else {
+          this.#sending = false
           this.#settle(message.replies)
+          this.#send(worker)
         }
       })
       worker.on('error', (err) => fail(new StoreUnavailableError(`writer failed: ${err.message}`)))
+      // A reply that cannot be read would leave its batch, and every write
+      // held behind it, unanswered: the writer is stopped instead (its exit
+      // fails them all, and the next write starts another).
+      worker.on('messageerror', () => { worker.terminate().catch(() => {}) })
       worker.on('exit', () => {
         this.#worker = undefined
+        // Its writes are rejected below, those not yet sent too.
+        this.#outbox = []
+        this.#sending = false
         const error = new StoreUnavailableError('writer stopped')
         for (const { reject } of this.#pending.values()) reject(error)
         this.#pending.clear()
@@ -148,16 +162,21 @@ export class SqliteStore implements PlantStorage {
     const seq = ++this.#seq
     return new Promise((resolve, reject) => {
       this.#pending.set(seq, { resolve, reject })
-      // Writes of one turn of the event loop travel as one message: one
-      // structured clone and one wake-up of the writer for all of them.
+      // Writes travel in batches, one structured clone and one wake-up of
+      // the writer for each: those of one turn of the event loop, or, while
+      // the writer commits a batch, all that arrive meanwhile (sent when it
+      // answers; it could not start on them sooner).
       this.#outbox.push({ ...request, seq })
-      if (this.#outbox.length === 1) setImmediate(() => this.#send(worker))
+      if (this.#outbox.length === 1 && !this.#sending) setImmediate(() => this.#send(worker))
     })
   }
 
-  #send (worker: Worker): void {
+  // `force`: at close, what is left goes now, before the writer is told to stop.
+  #send (worker: Worker, force = false): void {
+    if ((this.#sending && !force) || this.#outbox.length === 0) return
     const batch = this.#outbox
     this.#outbox = []
+    this.#sending = true
     worker.postMessage(batch)
   }
 
@@ -184,13 +203,18 @@ export class SqliteStore implements PlantStorage {
         statement.setReadBigInts(true)
         return statement
       }
+      const prepareRows = (sql: string) => {
+        const statement = prepare(sql)
+        statement.setReturnArrays(true)
+        return statement
+      }
       this.#readerDown = undefined
       return {
         db,
         file: new FileIdentity(this.#path),
-        get: prepare('SELECT id, name, tag FROM plants WHERE id = ?'),
-        list: prepare('SELECT id, name, tag FROM plants ORDER BY id LIMIT ?'),
-        listAfter: prepare('SELECT id, name, tag FROM plants WHERE id > ? ORDER BY id LIMIT ?'),
+        get: prepareRows('SELECT id, name, tag FROM plants WHERE id = ?'),
+        list: prepareRows('SELECT id, name, tag FROM plants ORDER BY id LIMIT ?'),
+        listAfter: prepareRows('SELECT id, name, tag FROM plants WHERE id > ? ORDER BY id LIMIT ?'),
         webhooks: webhookReads(prepare)
       }
     } catch (err) {
@@ -216,7 +240,7 @@ export class SqliteStore implements PlantStorage {
   }
 
   async get (id: bigint): Promise<StoredPlant | undefined> {
-    const row = this.#read((reader) => reader.get.get(id)) as Row | undefined
+    const row = this.#read((reader) => reader.get.get(id)) as unknown as Row | undefined
     return row && toPlant(row)
   }
 
@@ -243,7 +267,7 @@ export class SqliteStore implements PlantStorage {
     if (worker) {
       // The writer commits what it holds before it stops.
       const exited = new Promise((resolve) => worker.once('exit', resolve))
-      if (this.#outbox.length > 0) this.#send(worker)
+      this.#send(worker, true)
       worker.postMessage('close')
       await exited
     }

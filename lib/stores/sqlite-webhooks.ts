@@ -58,6 +58,7 @@ export function webhookWrites (prepare: Prepare) {
   // A subscription's due, unclaimed deliveries, oldest due first: an index
   // range, however long its backlog.
   const subscriptions = prepare('SELECT seq, id, url, secret FROM webhook_subscriptions ORDER BY seq')
+  const anySubscription = prepare('SELECT EXISTS (SELECT 1 FROM webhook_subscriptions) AS found')
   const due = prepare(`SELECT seq, payload, attempts, next_attempt_at FROM webhook_deliveries WHERE ${DUE} ORDER BY next_attempt_at, seq LIMIT ?`)
   const lease = prepare('UPDATE webhook_deliveries SET lease_until = ? WHERE seq = ?')
   const delivered = prepare(`UPDATE webhook_deliveries SET status = 'delivered', attempts = attempts + 1, last_status = ?,
@@ -68,6 +69,10 @@ export function webhookWrites (prepare: Prepare) {
   const release = prepare('UPDATE webhook_deliveries SET lease_until = NULL WHERE seq = ? AND status = \'pending\'')
 
   return {
+    /** Whether a create has anyone to write deliveries for. */
+    anySubscription (): boolean {
+      return (anySubscription.get() as { found: bigint }).found === 1n
+    },
     enqueue (plantId: bigint, payload: string, now: number): void {
       enqueue.run(plantId, payload, now)
     },

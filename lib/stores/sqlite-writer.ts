@@ -95,11 +95,19 @@ async function serve (port: MessagePort, path: string): Promise<void> {
   // transaction: when the deliveries cannot be written the plant is taken
   // out again (the batch's other writes still commit), so that no plant is
   // without its events.
+  // Whether the transaction under way has subscriptions to write deliveries
+  // for: looked up once per transaction rather than once per create, and
+  // again after a subscription change in it. (Other processes cannot change
+  // them meanwhile: the transaction holds the write lock.)
+  let subscribed: boolean | undefined
+
   function create (plant: StoredPlant, now: number): CreateOutcome {
     if (Number(insert.run(plant.id, plant.name, plant.tag ?? null).changes) === 0) {
       return outcomeOver(select.get(plant.id) as unknown as PlantContent, plant)
     }
     try {
+      subscribed ??= webhooks.anySubscription()
+      if (!subscribed) return 'created'
       webhooks.enqueue(plant.id, newPlantPayload(plant), now)
     } catch (err) {
       if (db.isTransaction) remove.run(plant.id)
@@ -112,7 +120,10 @@ async function serve (port: MessagePort, path: string): Promise<void> {
     switch (request.op) {
       case 'create': return create(request.plant, request.now)
       case 'delete': return Number(remove.run(request.id).changes) === 1
-      case 'webhooks': return (webhooks[request.name] as (...args: unknown[]) => WriteResult)(...request.args)
+      case 'webhooks':
+        // (Claims, records and retries, batched with creates, change no subscription.)
+        if (request.name === 'subscribe' || request.name === 'unsubscribe') subscribed = undefined
+        return (webhooks[request.name] as (...args: unknown[]) => WriteResult)(...request.args)
     }
   }
 
@@ -125,6 +136,7 @@ async function serve (port: MessagePort, path: string): Promise<void> {
     const replies: WriteReply[] = []
     try {
       db.exec('BEGIN IMMEDIATE')
+      subscribed = undefined
       for (const request of batch) {
         try {
           replies.push({ seq: request.seq, result: apply(request) })

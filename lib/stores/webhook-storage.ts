@@ -93,9 +93,14 @@ export function allowance ({ perSubscription, inFlight }: ClaimOptions, subscrip
   return Math.max(0, perSubscription - (inFlight[subscriptionId] ?? 0))
 }
 
+/** The order deliveries are due in: the earliest attempt first, then the oldest. */
+export function byDue (a: { nextAttemptAt: number, seq: bigint }, b: { nextAttemptAt: number, seq: bigint }): number {
+  return a.nextAttemptAt - b.nextAttemptAt || (a.seq < b.seq ? -1 : 1)
+}
+
 /** Claimed candidates in the order they are due, at most `limit` of them. */
 export function earliest<T extends { nextAttemptAt: number, seq: bigint }> (candidates: T[], limit: number): T[] {
-  return candidates.sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || (a.seq < b.seq ? -1 : 1)).slice(0, limit)
+  return candidates.sort(byDue).slice(0, limit)
 }
 
 /** The delivery id a receiver sees in `webhook-id` and the API shows. */

@@ -12,7 +12,7 @@ import ipaddr from 'ipaddr.js'
 const GLOBAL_UNICAST_V6 = ipaddr.parseCIDR('2000::/3')
 
 /** Whether an IP address is a public unicast address (not loopback, private, link-local, reserved, …). */
-export function isPublicAddress (address: string): boolean {
+function isPublicAddress (address: string): boolean {
   try {
     const parsed = ipaddr.process(address)
     if (parsed.range() !== 'unicast') return false

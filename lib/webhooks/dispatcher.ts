@@ -45,7 +45,7 @@ const MAX_POLL_MS = 1000
 const ERROR_LENGTH = 1024
 
 /** The wait before the next attempt after `attempts` failed ones, jittered by `random` (0–1). */
-export function retryDelay (attempts: number, baseMs: number, random = Math.random()): number {
+function retryDelay (attempts: number, baseMs: number, random = Math.random()): number {
   const wait = Math.min(MAX_WAIT_MS, baseMs * GROWTH ** (attempts - 1))
   return Math.round(wait * (1 - JITTER + 2 * JITTER * random))
 }
@@ -62,10 +62,12 @@ export class WebhookDispatcher {
   readonly #attempts = new Set<Promise<void>>()
   readonly #records = new Set<Promise<void>>()
   readonly #stopping = new AbortController()
-  #total = 0
   #timer: NodeJS.Timeout | undefined
   #ticking = false
   #wakeScheduled = false
+  // Whether anyone is subscribed, as last seen (undefined: not known).
+  #subscribed: boolean | undefined
+  #subscriptionsMade = 0
   #claimsFailing = false
   #again = false
 
@@ -91,16 +93,39 @@ export class WebhookDispatcher {
 
   start (): void {
     const poll = Math.max(10, Math.min(MAX_POLL_MS, this.#options.retryBaseMs))
-    this.#timer = setInterval(() => this.wake(), poll).unref()
-    this.wake()
+    this.#timer = setInterval(() => this.#poll(), poll).unref()
+    this.#poll()
+  }
+
+  // Each poll asks again whether anyone is subscribed (another instance may
+  // have subscribed), then looks for due deliveries.
+  #poll (): void {
+    const made = this.#subscriptionsMade
+    this.#storage.subscriptions().then((subscriptions) => {
+      // (A subscription made meanwhile may be missing from what was read.)
+      if (made === this.#subscriptionsMade) this.#subscribed = subscriptions.length > 0
+    }, () => { this.#subscribed = undefined }).finally(() => this.#schedule())
+  }
+
+  /** A subscription was made, or a delivery retried: look at once, and after every create. */
+  subscribed (): void {
+    this.#subscriptionsMade++
+    this.#subscribed = true
+    this.#schedule()
   }
 
   /**
    * Looks for due deliveries at the end of this turn of the event loop (a
    * plant was just created, an attempt ended): the creates of one turn
-   * share one look, which keeps it off each request's path.
+   * share one look, which keeps it off each request's path. Nobody
+   * subscribed, as the last poll found: no look until the next poll.
    */
   wake (): void {
+    if (this.#subscribed === false) return
+    this.#schedule()
+  }
+
+  #schedule (): void {
     if (this.#wakeScheduled || this.#stopping.signal.aborted) return
     this.#wakeScheduled = true
     setImmediate(() => {
@@ -129,7 +154,7 @@ export class WebhookDispatcher {
   async #tick (): Promise<void> {
     do {
       this.#again = false
-      const free = this.#options.concurrency - this.#total
+      const free = this.#options.concurrency - this.#attempts.size
       if (free <= 0) return
       const now = Date.now()
       const claimed = await this.#storage.claim({
@@ -153,10 +178,8 @@ export class WebhookDispatcher {
   }
 
   #track (delivery: DueDelivery): void {
-    this.#total++
     this.#inFlight.set(delivery.subscriptionId, (this.#inFlight.get(delivery.subscriptionId) ?? 0) + 1)
     const attempt = this.#attempt(delivery).finally(() => {
-      this.#total--
       const left = this.#inFlight.get(delivery.subscriptionId)! - 1
       if (left === 0) this.#inFlight.delete(delivery.subscriptionId)
       else this.#inFlight.set(delivery.subscriptionId, left)

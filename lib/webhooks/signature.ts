@@ -11,7 +11,7 @@ export function newSecret (): string {
   return PREFIX + randomBytes(SECRET_BYTES).toString('base64')
 }
 
-export function sign (secret: string, id: string, timestamp: number, body: string): string {
+function sign (secret: string, id: string, timestamp: number, body: string): string {
   const key = Buffer.from(secret.slice(PREFIX.length), 'base64')
   return `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`
 }

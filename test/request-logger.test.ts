@@ -1,0 +1,114 @@
+import { Writable } from 'node:stream'
+import type { IncomingMessage } from 'node:http'
+import t from 'tap'
+import Fastify from 'fastify'
+import pino from 'pino'
+import type { FastifyBaseLogger } from 'fastify'
+import { deferrable, lazyChildLoggerFactory } from '../lib/request-logger.ts'
+import { AUTH, build } from './helper.ts'
+
+// A pino logger whose lines are kept, and whose child() calls are counted.
+function countingLogger (level: string) {
+  const lines: Array<Record<string, unknown>> = []
+  const stream = new Writable({
+    write (chunk, _encoding, callback) {
+      lines.push(JSON.parse(String(chunk)))
+      callback()
+    }
+  })
+  const logger = pino({ level }, stream)
+  let children = 0
+  const child = logger.child.bind(logger)
+  logger.child = ((...args: Parameters<typeof child>) => {
+    children++
+    return child(...args)
+  }) as typeof logger.child
+  return { logger: logger as unknown as FastifyBaseLogger, lines, children: () => children }
+}
+
+t.test('a request that writes no line at a kept level makes no child logger', async (t) => {
+  const { logger, children } = countingLogger('warn')
+  const app = await build(t, { server: { loggerInstance: logger } })
+  await app.ready()
+  const before = children()
+  for (let i = 0; i < 5; i++) {
+    t.equal((await app.inject({ url: '/plants', headers: AUTH })).statusCode, 200)
+    // A refused token is logged at info: not kept at warn.
+    t.equal((await app.inject({ url: '/plants', headers: { authorization: 'Bearer wrong' } })).statusCode, 401)
+  }
+  t.equal(children() - before, 0, 'no child() for 10 requests')
+})
+
+t.test('a line at a kept level is written by the request\'s child, with its request id', async (t) => {
+  const { logger, lines, children } = countingLogger('info')
+  const app = await build(t, { server: { loggerInstance: logger, genReqId: () => 'the-id' } })
+  t.equal((await app.inject({ url: '/plants', headers: { authorization: 'Bearer wrong' } })).statusCode, 401)
+  const unauthorized = lines.filter((line) => line.status === 401)
+  t.equal(unauthorized.length, 1, 'the error handler\'s line is written')
+  t.equal(unauthorized[0]!.reqId, 'the-id', 'with the request id')
+  t.ok(children() >= 1, 'through a child logger')
+})
+
+t.test('the lazy logger answers what a logger is asked', async (t) => {
+  const { logger } = countingLogger('warn')
+  const app = await build(t, { server: { loggerInstance: logger } })
+  let seen: { level: string, info: boolean, warn: boolean, grandchild: boolean } | undefined
+  app.addHook('onRequest', async (request) => {
+    const log = request.log as FastifyBaseLogger & { isLevelEnabled: (level: string) => boolean }
+    seen = { level: log.level, info: log.isLevelEnabled('info'), warn: log.isLevelEnabled('warn'), grandchild: typeof log.child({ a: 1 }).warn === 'function' }
+  })
+  await app.inject({ url: '/plants', headers: AUTH })
+  t.same(seen, { level: 'warn', info: false, warn: true, grandchild: true })
+})
+
+t.test('a route with a level of its own gets its child at once, at that level', async (t) => {
+  const { logger, lines, children } = countingLogger('warn')
+  const factory = lazyChildLoggerFactory((parent, bindings, options) => parent.child(bindings, options))
+  const app = Fastify()
+  const child = factory.call(app, logger, { reqId: 'r1' }, { level: 'info' }, {} as IncomingMessage)
+  t.equal(children(), 1)
+  child.info('kept at the route\'s level')
+  t.match(lines, [{ msg: 'kept at the route\'s level', reqId: 'r1' }])
+  const lazy = factory.call(app, logger, { reqId: 'r2' }, {}, {} as IncomingMessage)
+  lazy.info('dropped')
+  lazy.warn('kept')
+  t.equal(children(), 2, 'the lazy one made its child for the kept line only')
+  t.match(lines.at(-1), { msg: 'kept', reqId: 'r2' })
+  t.equal(lines.length, 2)
+})
+
+t.test('a host\'s own child logger factory, or custom levels, are left as they are', async (t) => {
+  const { logger, children } = countingLogger('warn')
+  let made = 0
+  const app = await build(t, {
+    server: {
+      loggerInstance: logger,
+      childLoggerFactory (parent, bindings, options) {
+        made++
+        return parent.child(bindings, options)
+      }
+    }
+  })
+  await app.ready()
+  const before = children()
+  await app.inject({ url: '/plants', headers: AUTH })
+  t.equal(made, 1, 'the host\'s factory ran for the request')
+  t.equal(children() - before, 1)
+
+  const custom = pino({ level: 'warn', customLevels: { audit: 45 } }, new Writable({ write (_chunk, _encoding, callback) { callback() } }))
+  t.notOk(deferrable(custom as unknown as FastifyBaseLogger, Fastify().childLoggerFactory), 'custom levels: made at once')
+  t.ok(deferrable(pino({ level: 'warn' }) as unknown as FastifyBaseLogger, Fastify().childLoggerFactory))
+})
+
+t.test('setBindings and flush reach the request\'s child', async (t) => {
+  const { logger, lines } = countingLogger('warn')
+  const app = await build(t, { server: { loggerInstance: logger } })
+  app.addHook('onRequest', async (request) => {
+    const log = request.log as FastifyBaseLogger & { setBindings: (bindings: object) => void, flush: () => void }
+    log.setBindings({ tenant: 'a' })
+    log.flush()
+    log.warn('tagged')
+  })
+  await app.inject({ url: '/plants', headers: AUTH })
+  t.match(lines.find((line) => line.msg === 'tagged'), { tenant: 'a' })
+})
