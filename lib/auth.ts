@@ -1,5 +1,8 @@
 import { timingSafeEqual } from 'node:crypto'
-import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify'
+import { createRequire } from 'node:module'
+import type { FastifyRateLimitOptions, FastifyRateLimitStore, FastifyRateLimitStoreCtor } from '@fastify/rate-limit'
+import type { Redis } from 'ioredis'
+import type { FastifyBaseLogger, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify'
 import { TooManyAuthFailuresError } from './errors.ts'
 import { RouteFacts } from './route-facts.ts'
 
@@ -30,8 +33,67 @@ export interface FailureLimit {
   timeWindow: number
 }
 
+/** Where the failure counts live in a shared Redis: this prefix and the client address. */
+export const FAILURE_KEY_PREFIX = 'plant-store:auth-failures:'
+
+type RedisStoreClass = new (continueExceeding: boolean, exponentialBackoff: boolean, redis: Redis, key: string) => FastifyRateLimitStore
+// (Not in the package's types: its store for the `redis` option.)
+const RedisStore = createRequire(import.meta.url)('@fastify/rate-limit/store/RedisStore.js') as RedisStoreClass
+
+/**
+ * @fastify/rate-limit's Redis store for its `store` option, keyed by the
+ * prefix and the client address alone: the child store createRateLimit
+ * makes would add a route to the key, which it has none of.
+ */
+export function failureStore (redis: Redis): FastifyRateLimitStoreCtor {
+  return class FailureStore extends RedisStore {
+    constructor (options: FastifyRateLimitOptions) {
+      // (The plugin passes its merged settings, these two among them.)
+      const { continueExceeding = false, exponentialBackoff = false } = options as { continueExceeding?: boolean, exponentialBackoff?: boolean }
+      super(continueExceeding, exponentialBackoff, redis, FAILURE_KEY_PREFIX)
+    }
+
+    override child (): FastifyRateLimitStore {
+      return this
+    }
+  }
+}
+
 type Verify = (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => void
 type CheckFailures = (request: FastifyRequest) => Promise<{ isAllowed: boolean, isExceeded?: boolean, ttlInSeconds?: number }>
+
+/** What the auth hook reports: refusals, and whether the failure limit could count. */
+export interface AuthObserver {
+  failed (): void
+  throttled (): void
+  /** The limit's store (Redis) did not answer: this failure went uncounted. */
+  limitFailed (err: Error): void
+  limitCounted (): void
+}
+
+/**
+ * Counts refusals in the metrics, and logs when the failure limit stops
+ * counting (its Redis is away: failures pass as 401s) and when it counts
+ * again: once per change, not once per request.
+ */
+export function authObserver (metrics: { authFailed (): void, authThrottled (): void, authLimitFailed (): void } | undefined, log: FastifyBaseLogger): AuthObserver {
+  let failing = false
+  return {
+    failed: () => metrics?.authFailed(),
+    throttled: () => metrics?.authThrottled(),
+    limitFailed (err) {
+      metrics?.authLimitFailed()
+      if (failing) return
+      failing = true
+      log.warn({ err }, 'the failed-authentication limit cannot count (its store does not answer): failures get 401, not 429, until it can')
+    },
+    limitCounted () {
+      if (!failing) return
+      failing = false
+      log.info('the failed-authentication limit counts again')
+    }
+  }
+}
 
 /**
  * The onRequest hook that guards the API: operations the spec marks
@@ -39,16 +101,29 @@ type CheckFailures = (request: FastifyRequest) => Promise<{ isAllowed: boolean, 
  * keeps failing gets 429 until its window ends, but its requests with a
  * valid token are never counted nor refused.
  */
-export function createAuthHook (verify: Verify, checkFailures?: CheckFailures): onRequestHookHandler {
+export function createAuthHook (verify: Verify, checkFailures?: CheckFailures, observer?: AuthObserver): onRequestHookHandler {
   return function authenticate (request, reply, done) {
     if (RouteFacts.of(request).public) return done()
     verify(request, reply, (err) => {
-      if (err === undefined || checkFailures === undefined) return done(err)
+      if (err === undefined) return done()
+      if (checkFailures === undefined) {
+        observer?.failed()
+        return done(err)
+      }
       checkFailures(request).then((limit) => {
-        if (limit.isAllowed || !limit.isExceeded) return done(err)
+        observer?.limitCounted()
+        if (limit.isAllowed || !limit.isExceeded) {
+          observer?.failed()
+          return done(err)
+        }
+        observer?.throttled()
         const tooMany = new TooManyAuthFailuresError(limit.ttlInSeconds ?? 1)
         done(Object.assign(tooMany, { retryAfter: limit.ttlInSeconds ?? 1 }))
-      }, () => done(err))
+      }, (limitError: Error) => {
+        observer?.limitFailed(limitError)
+        observer?.failed()
+        done(err)
+      })
     })
   }
 }

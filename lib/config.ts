@@ -3,10 +3,12 @@
 // `--help` and the README's table all come from that declaration, and
 // `loadConfig` maps it once to what the server and the plugin take. Only the
 // server reads the environment; the plugin takes options.
+import { availableParallelism } from 'node:os'
 import { envSchema } from 'env-schema'
+import ipaddr from 'ipaddr.js'
 import type { ErrorObject } from 'ajv'
 import type { FromSchema } from 'json-schema-to-ts'
-import { DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_BODY_LIMIT, DEFAULT_MAX_EVENT_LOOP_DELAY, DEFAULT_MAX_HELD_BYTES, DEFAULT_WEBHOOKS, DEFAULT_WRITE_TIMEOUT } from './defaults.ts'
+import { DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_BODY_LIMIT, DEFAULT_MAX_EVENT_LOOP_DELAY, DEFAULT_MAX_HELD_BYTES, DEFAULT_POOL_SIZE, DEFAULT_WEBHOOKS, DEFAULT_WRITE_TIMEOUT } from './defaults.ts'
 import { DEFAULT_EDGE_LIMITS } from './http-edge.ts'
 import type { EdgeLimits } from './http-edge.ts'
 import type { PlantStoreOptions } from './plugin.ts'
@@ -23,9 +25,13 @@ export const ENV_SCHEMA = {
     HOST: { type: 'string', minLength: 1, default: '127.0.0.1', description: 'Address to listen on (`0.0.0.0` for every interface)' },
     PLANT_STORE_TOKENS: { type: 'string', description: 'Comma-separated bearer tokens the API accepts. Unset: one is generated at the first start, kept beside the SQLite file (`<file>.token`, readable by its owner only) and printed; with another store, a new one is generated at each start' },
     DATABASE_URL: { type: 'string', minLength: 1, default: DEFAULT_DATABASE_URL, description: 'Where plants are kept: `file:PATH` (SQLite; a relative path is from the working directory), `postgres://user:password@host:port/db` (PostgreSQL), or `memory:` (in the process, gone on exit)' },
+    DATABASE_POOL_SIZE: { type: 'integer', minimum: 1, maximum: 1000, default: DEFAULT_POOL_SIZE, description: 'PostgreSQL: connections in each process\'s pool (with `WORKERS`, per worker: keep workers × instances × this under the server\'s `max_connections`)' },
     LOG_LEVEL: { type: 'string', enum: LOG_LEVELS, default: 'info', description: `Least severe log level written: ${LOG_LEVELS.map((level) => `\`${level}\``).join(', ')}` },
     LOG_FORMAT: { type: 'string', enum: ['json', 'pretty'], default: 'json', description: '`json` lines, or `pretty` for reading in a terminal' },
     BODY_LIMIT: { type: 'integer', minimum: 1, default: DEFAULT_BODY_LIMIT, description: 'Largest accepted request body, in bytes' },
+    WORKERS: { type: 'string', pattern: '^(auto|[1-9][0-9]{0,2})$', default: '1', description: 'Worker processes sharing the port, each with its own store connection, under a primary that restarts one that dies; `auto`: one per available core' },
+    TRUST_PROXY: { type: 'string', minLength: 1, default: 'false', description: 'Which proxies may name the client in `X-Forwarded-For` (for the failed-authentication limit and the log): `false` (none: the connection\'s address), comma-separated addresses or CIDR ranges of the proxies, or `true` (any peer: only when every connection comes through a proxy that overwrites the header)' },
+    REDIS_URL: { type: 'string', pattern: '^rediss?://', description: 'Redis (`redis://` or `rediss://`) that keeps failed-authentication counts for every instance and worker sharing it. Unset: each process counts its own. Redis that does not answer lets failures through uncounted (401, not 429)' },
     SHUTDOWN_TIMEOUT: { type: 'integer', minimum: 1, default: 10_000, description: 'Milliseconds a graceful shutdown may take before the process exits anyway (code 1)' },
     CORS_ORIGINS: { type: 'string', description: 'Comma-separated origins allowed to call the API from a browser, or `*`. Unset: CORS off' },
     AUTH_FAILURE_LIMIT: { type: 'integer', minimum: 0, default: DEFAULT_AUTH_FAILURE_LIMIT.max, description: 'Failed authentications per client address and window before 429; `0` turns the limit off' },
@@ -38,6 +44,8 @@ export const ENV_SCHEMA = {
     KEEP_ALIVE_TIMEOUT: { type: 'integer', minimum: 1, default: DEFAULT_EDGE_LIMITS.keepAliveTimeout, description: 'Milliseconds an idle kept-alive connection stays open' },
     WRITE_TIMEOUT: { type: 'integer', minimum: 1, default: DEFAULT_WRITE_TIMEOUT, description: 'Milliseconds a client has to read an answer once it is written; then the connection is closed' },
     MAX_HELD_MB: { type: 'integer', minimum: 1, default: DEFAULT_MAX_HELD_BYTES / MB, description: 'Memory (MB) the service may hold in all for request bodies being read and answers being written slowly; past it, requests get 503' },
+    METRICS: { type: 'boolean', default: true, description: 'Serve Prometheus metrics at `/metrics`; `false`: it answers 404 and nothing is counted' },
+    METRICS_PUBLIC: { type: 'boolean', default: false, description: 'Serve `/metrics` without a token (only where the port is not reachable from outside); `false`: a bearer token, as the API' },
     WEBHOOKS: { type: 'boolean', default: true, description: 'Serve the newPlant webhook: subscriptions and their deliveries; `false`: the webhook operations answer 404 and nothing is sent (deliveries for subscriptions made earlier are still recorded, and go out once it is on again)' },
     WEBHOOK_ALLOW_PRIVATE_NETWORKS: { type: 'boolean', default: DEFAULT_WEBHOOKS.allowPrivateNetworks, description: 'Allow webhook receivers on loopback, private, link-local and other non-public addresses (tests, local setups); `false` refuses them when subscribing and at every connection' },
     WEBHOOK_MAX_ATTEMPTS: { type: 'integer', minimum: 1, maximum: 100, default: DEFAULT_WEBHOOKS.maxAttempts, description: 'Attempts of one webhook delivery, the first included, before it is `failed`' },
@@ -58,8 +66,35 @@ export interface ServerConfig {
   shutdownTimeout: number
   /** `maxConnections` 0: derived from the file-descriptor limit when the server starts. */
   edge: EdgeLimits
+  /** Worker processes (node:cluster); 1: the server runs alone, no primary. */
+  workers: number
+  /** Fastify's `trustProxy`. */
+  trustProxy: boolean | string[]
+  redisUrl?: string
   /** `tokens` is empty when none was configured: the server then provides one. */
   plugin: PlantStoreOptions & { tokens: string[], database: string }
+}
+
+/** TRUST_PROXY as Fastify takes it: a boolean, or addresses and ranges. */
+function trustProxy (value: string): boolean | string[] {
+  if (value === 'true' || value === 'false') return value === 'true'
+  // (Fastify 5 trusts no hop count: a count cannot tell a proxy from a
+  // client that sends as many forwarded addresses.)
+  if (/^\d+$/.test(value)) throw new ConfigError(`TRUST_PROXY takes the proxies' addresses, not a hop count: a count cannot tell a proxy from a client (got "${value}")`)
+  const addresses = list(value)
+  for (const address of addresses) {
+    if (!ipaddr.isValid(address) && !isCidr(address)) throw new ConfigError(`TRUST_PROXY must be false, true, or comma-separated IP addresses and CIDR ranges (got "${address}")`)
+  }
+  return addresses
+}
+
+function isCidr (text: string): boolean {
+  try {
+    ipaddr.parseCIDR(text)
+    return true
+  } catch {
+    return false
+  }
 }
 
 /** A configuration mistake; its message names the variable and the value. */
@@ -100,9 +135,15 @@ export function loadConfig (environment: NodeJS.ProcessEnv): ServerConfig {
   if (env.HEADERS_TIMEOUT > env.REQUEST_TIMEOUT) {
     throw new ConfigError(`HEADERS_TIMEOUT must not be longer than REQUEST_TIMEOUT (${env.HEADERS_TIMEOUT} > ${env.REQUEST_TIMEOUT})`)
   }
+  const proxies = trustProxy(env.TRUST_PROXY)
+  const workers = env.WORKERS === 'auto' ? availableParallelism() : Number(env.WORKERS)
+  if (workers > 1 && env.DATABASE_URL === 'memory:') throw new ConfigError('WORKERS above 1 needs a shared database: with DATABASE_URL=memory: each worker would keep plants of its own')
   return {
     port: env.PORT,
     host: env.HOST,
+    workers,
+    trustProxy: proxies,
+    ...(env.REDIS_URL !== undefined && { redisUrl: env.REDIS_URL }),
     log: { level: env.LOG_LEVEL, format: env.LOG_FORMAT },
     shutdownTimeout: env.SHUTDOWN_TIMEOUT,
     edge: {
@@ -122,6 +163,8 @@ export function loadConfig (environment: NodeJS.ProcessEnv): ServerConfig {
       overload: { maxEventLoopDelay: env.MAX_EVENT_LOOP_DELAY, maxRssBytes: env.MAX_RSS_MB * MB },
       writeTimeout: env.WRITE_TIMEOUT,
       maxHeldBytes: env.MAX_HELD_MB * MB,
+      poolSize: env.DATABASE_POOL_SIZE,
+      metrics: env.METRICS && { public: env.METRICS_PUBLIC },
       webhooks: env.WEBHOOKS && {
         allowPrivateNetworks: env.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
         maxAttempts: env.WEBHOOK_MAX_ATTEMPTS,

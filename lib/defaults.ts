@@ -18,3 +18,6 @@ export const DEFAULT_WEBHOOKS = {
   timeoutMs: 10_000,
   concurrency: 16
 }
+
+/** PostgreSQL: connections in a process's pool. */
+export const DEFAULT_POOL_SIZE = 10

@@ -92,6 +92,9 @@ export const WebhookUrlError = createError<[string]>(
 export const WebhooksOffError = createError(
   'PLANT_STORE_WEBHOOKS_OFF', 'Webhooks are turned off on this server', 404)
 
+export const MetricsOffError = createError(
+  'PLANT_STORE_METRICS_OFF', 'Metrics are turned off on this server', 404)
+
 // Configuration errors stop start-up; they are not HTTP answers.
 export const UnknownDatabaseError = createError<[string, string]>(
   'PLANT_STORE_UNKNOWN_DATABASE', 'Unsupported database URL "%s": use one of %s')

@@ -10,23 +10,28 @@ export type OperationId = Exclude<keyof operations, 'newPlant'>
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** The spec says `security: []`: no token needed (health checks). */
+    /** The spec says `security: []`, or the plugin was told so: no token needed (health checks). */
     public?: boolean
+    /** Tagged `operations` (health, readiness, metrics): answered while overloaded, when they matter most. */
+    operational?: boolean
+    /** The route's operationId (for metrics); none on routes of no operation. */
+    operationId?: string
   }
 }
 
-type JsonOf<T> = T extends { content: { 'application/json': infer B } } ? B : undefined
+// The body of a request or answer, whatever its one media type (JSON, or text for metrics).
+type BodyOf<T> = T extends { content: infer C } ? C[keyof C] : undefined
 type Part<T> = [Exclude<T, undefined>] extends [never] ? Record<string, never> : Exclude<T, undefined>
 type SuccessOf<R> =
-  200 extends keyof R ? JsonOf<R[200]>
-    : 201 extends keyof R ? JsonOf<R[201]>
-      : 202 extends keyof R ? JsonOf<R[202]>
+  200 extends keyof R ? BodyOf<R[200]>
+    : 201 extends keyof R ? BodyOf<R[201]>
+      : 202 extends keyof R ? BodyOf<R[202]>
         : 204 extends keyof R ? void
           : never
 
 /** What a service method receives: the request, validated against the spec. */
 export interface OperationRequest<Op extends OperationId> {
-  body: operations[Op] extends { requestBody: infer B } ? JsonOf<B> : undefined
+  body: operations[Op] extends { requestBody: infer B } ? BodyOf<B> : undefined
   params: Part<operations[Op]['parameters']['path']>
   query: Part<operations[Op]['parameters']['query']>
 }
@@ -63,26 +68,40 @@ function successStatus (operation: OperationObject): number {
   return codes.length > 0 ? Math.min(...codes) : 200
 }
 
+/** The media type of a success answer that is not JSON (metrics' text), if it is not. */
+function successTextType (operation: OperationObject, status: number): string | undefined {
+  const response = operation.responses?.[String(status)] as { content?: Record<string, unknown> } | undefined
+  const type = Object.keys(response?.content ?? {})[0]
+  return type === undefined || type === 'application/json' ? undefined : type
+}
+
 /**
  * The operationResolver for fastify-openapi-glue. It checks every operation
  * up front, so that start-up fails when the service lacks a method rather
  * than the first request that needs it.
  */
-export function createOperationResolver (spec: OpenApiDocument, service: object) {
+export function createOperationResolver (spec: OpenApiDocument, service: object, publicOperations: ReadonlySet<string> = new Set()) {
   const routes = new Map<string, RouteOptions>()
   for (const { operation } of specOperations(spec)) {
     const operationId = operation.operationId ?? ''
     const method = (service as Record<string, unknown>)[operationId]
     if (typeof method !== 'function') throw new MissingOperationError(operationId)
     const status = successStatus(operation)
+    const textType = successTextType(operation, status)
     const bodyRequired = operation.requestBody?.required === true
     routes.set(operationId, {
-      config: { public: Array.isArray(operation.security) && operation.security.length === 0 },
+      config: {
+        public: publicOperations.has(operationId) || (Array.isArray(operation.security) && operation.security.length === 0),
+        operational: (operation.tags as string[] | undefined)?.includes('operations') === true,
+        operationId
+      },
       handler: async (request: FastifyRequest, reply: FastifyReply) => {
         // A POST without a content type and without a body skips parsing
         // and validation alike: a required body must not arrive undefined.
         if (bodyRequired && request.body === undefined) throw new BodyRequiredError()
-        return reply.code(status).send(await method.call(service, request))
+        const result = await method.call(service, request)
+        if (textType !== undefined) reply.type(textType)
+        return reply.code(status).send(result)
       }
     } as RouteOptions) // glue adds method, url and schema
   }

@@ -9,8 +9,10 @@ import rateLimit from '@fastify/rate-limit'
 import openapiGlue from 'fastify-openapi-glue'
 import fp from 'fastify-plugin'
 import type { FastifyPluginAsync } from 'fastify'
+import type { Redis } from 'ioredis'
+import type { Registry } from 'prom-client'
 import { PlantService } from '../service/plant-service.ts'
-import { createAuthHook, createTokenCheck } from './auth.ts'
+import { authObserver, createAuthHook, createTokenCheck, failureStore } from './auth.ts'
 import type { FailureLimit } from './auth.ts'
 import { docs } from './docs.ts'
 import { DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_BODY_LIMIT, DEFAULT_MAX_HELD_BYTES, DEFAULT_MAX_PIPELINED, DEFAULT_WEBHOOKS, DEFAULT_WRITE_TIMEOUT } from './defaults.ts'
@@ -20,12 +22,13 @@ import { awaitingContinue } from './http-edge.ts'
 import { createBodyParser } from './json-body.ts'
 import { Lifecycle } from './lifecycle.ts'
 import type { OverloadLimits } from './lifecycle.ts'
+import { PlantStoreMetrics } from './metrics.ts'
 import { createOperationResolver, specPaths } from './operations.ts'
 import { deferrable, lazyChildLoggerFactory } from './request-logger.ts'
 import { RouteFacts } from './route-facts.ts'
 import { MemoryBudget, closeInStages, createAnswerFlow, hasUnreadBody } from './socket-bounds.ts'
 import { loadSpec } from './spec.ts'
-import { DEFAULT_DATABASE_URL, openStore } from './stores/open-store.ts'
+import { DEFAULT_DATABASE_URL, openStore, storeKind } from './stores/open-store.ts'
 import type { PlantStorage } from './stores/plant-storage.ts'
 import { createValidatorCompiler } from './validation.ts'
 import { WebhookDispatcher } from './webhooks/dispatcher.ts'
@@ -89,6 +92,31 @@ export interface PlantStoreOptions {
    * that keeps no outbox has none either.
    */
   webhooks?: false | Partial<WebhookOptions>
+  /**
+   * Prometheus metrics at GET `<prefix>/metrics` (README: Operating at
+   * scale). Default on, in a registry of the plugin's own with Node's
+   * process metrics; `{ registry }` adds the plugin's to a host's
+   * prom-client registry instead; false turns them off (404).
+   */
+  metrics?: false | MetricsPluginOptions
+  /** PostgreSQL: connections in the pool the plugin opens. Default 10. */
+  poolSize?: number
+  /**
+   * A Redis client (ioredis) that keeps the failed-authentication counts,
+   * so that every instance sharing it shares the limit. Redis that does not
+   * answer lets failures through uncounted (401, not 429); valid tokens are
+   * never counted. The client stays the caller's to close.
+   */
+  redis?: Redis
+}
+
+export interface MetricsPluginOptions {
+  /** A prom-client registry to add the plugin's metrics to (not Node's default ones: the host's call). */
+  registry?: Registry
+  /** Serve them without a token. Default false: a bearer token, as the API. */
+  public?: boolean
+  /** What GET /metrics answers. Default this registry's metrics; the server gives the whole process tree's under WORKERS. */
+  text?: () => Promise<string>
 }
 
 const plantStore: FastifyPluginAsync<PlantStoreOptions> = async function plantStore (fastify, options) {
@@ -97,13 +125,19 @@ const plantStore: FastifyPluginAsync<PlantStoreOptions> = async function plantSt
   const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT
   const spec = await loadSpec()
 
-  let store: PlantStorage
+  const metrics = options.metrics === false ? undefined : new PlantStoreMetrics({ registry: options.metrics?.registry })
+  if (metrics !== undefined) fastify.addHook('onClose', (_instance, done) => { metrics.close(); done() })
+
+  let opened: PlantStorage
   if (typeof options.database === 'object') {
-    store = options.database
+    opened = options.database
   } else {
-    store = await openStore(options.database ?? DEFAULT_DATABASE_URL, { log: fastify.log })
-    fastify.addHook('onClose', () => store.close())
+    const url = options.database ?? DEFAULT_DATABASE_URL
+    opened = await openStore(url, { log: fastify.log, observer: metrics?.commits, poolSize: options.poolSize })
+    fastify.addHook('onClose', () => opened.close())
   }
+  const storeName = typeof options.database === 'object' ? 'custom' : storeKind(options.database ?? DEFAULT_DATABASE_URL) ?? 'custom'
+  const store = metrics === undefined ? opened : metrics.instrument(opened, storeName)
   // Ready, overloaded or closing: /readyz, the hooks below and the answers'
   // Connection header read it.
   const lifecycle = new Lifecycle(options.overload ?? {})
@@ -121,7 +155,15 @@ const plantStore: FastifyPluginAsync<PlantStoreOptions> = async function plantSt
     allowPrivateNetworks: webhookOptions!.allowPrivateNetworks,
     wake: () => dispatcher.wake(),
     subscribed: () => dispatcher.subscribed()
-  })
+  }, metrics && ((options.metrics as MetricsPluginOptions | undefined)?.text ?? (() => metrics.text())))
+  if (metrics !== undefined) {
+    metrics.watch({ state: lifecycle, webhooks: dispatcher && opened.webhooks, pool: opened.poolCounts && (() => opened.poolCounts!()) })
+    // (onResponse: after the answer is written, off the client's time.)
+    fastify.addHook('onResponse', (request, reply, done) => {
+      metrics.request(RouteFacts.of(request).operationId ?? 'none', request.method, reply.statusCode, reply.elapsedTime / 1000)
+      done()
+    })
+  }
 
   // Each request's logger is made when it first writes at a kept level,
   // where that changes nothing a host could see (request-logger.ts).
@@ -156,9 +198,9 @@ const plantStore: FastifyPluginAsync<PlantStoreOptions> = async function plantSt
     if (!request.is404 && !RouteFacts.takesBody(request)) delete request.headers['content-type']
     // A connection's answers are made one at a time, while it reads them.
     answers.awaitTurn(request, reply, () => {
-      // Overloaded: the API answers 503 at once; health checks still
-      // answer, /readyz with the reason.
-      if (lifecycle.overloaded !== undefined && !RouteFacts.of(request).public) done(new NotReadyError('overloaded'))
+      // Overloaded: the API answers 503 at once; health checks and metrics
+      // still answer, /readyz with the reason.
+      if (lifecycle.overloaded !== undefined && !RouteFacts.of(request).operational) done(new NotReadyError('overloaded'))
       else done()
     })
   })
@@ -214,7 +256,12 @@ const plantStore: FastifyPluginAsync<PlantStoreOptions> = async function plantSt
   const verifyBearerAuth = fastify.verifyBearerAuth!
 
   const failureLimit = options.authFailureLimit ?? DEFAULT_AUTH_FAILURE_LIMIT
-  if (failureLimit !== false) await fastify.register(rateLimit, { global: false })
+  if (failureLimit !== false) {
+    await fastify.register(rateLimit, {
+      global: false,
+      ...(options.redis !== undefined && { store: failureStore(options.redis) })
+    })
+  }
 
   // Preflight requests carry no token: CORS answers them before any auth,
   // with the methods the path serves.
@@ -238,10 +285,10 @@ const plantStore: FastifyPluginAsync<PlantStoreOptions> = async function plantSt
     // onRequest: the token is checked before the body is even read.
     api.addHook('onRequest', createAuthHook(verifyBearerAuth, failureLimit === false
       ? undefined
-      : fastify.createRateLimit({ ...failureLimit })))
+      : fastify.createRateLimit({ ...failureLimit }), authObserver(metrics, fastify.log)))
     await api.register(openapiGlue, {
       specification: spec,
-      operationResolver: createOperationResolver(spec, service)
+      operationResolver: createOperationResolver(spec, service, new Set(options.metrics && options.metrics.public ? ['getMetrics'] : []))
     })
   })
 

@@ -2,7 +2,10 @@
 // signals and listens. Everything else is the plugin's.
 import { randomBytes } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
+import { once } from 'node:events'
+import { setTimeout } from 'node:timers/promises'
 import closeWithGrace from 'close-with-grace'
+import { Redis } from 'ioredis'
 import Fastify, { LogController } from 'fastify'
 import type { FastifyBaseLogger } from 'fastify'
 import { ConfigError, loadConfig, usage } from './config.ts'
@@ -81,6 +84,10 @@ const app = Fastify({
     ...(config.log.format === 'pretty' && { transport: { target: 'pino-pretty' } })
   },
   genReqId: requestId,
+  // Whom X-Forwarded-For may name the client for (request.ip: the failure
+  // limit's key and the log's client); by default nobody, so that a client
+  // cannot pick the address it is counted under.
+  trustProxy: config.trustProxy,
   // One line per request, written below once the answer is sent.
   logController: new LogController({ disableRequestLogging: true })
 })
@@ -92,6 +99,7 @@ if ((app.log as FastifyBaseLogger & { isLevelEnabled: (level: string) => boolean
   app.addHook('onResponse', (request, reply, done) => {
     request.log.info({
       method: request.method,
+      client: request.ip,
       route: request.routeOptions.url ?? null,
       url: request.url,
       status: reply.statusCode,
@@ -103,6 +111,22 @@ if ((app.log as FastifyBaseLogger & { isLevelEnabled: (level: string) => boolean
 
 // Where the data is, resolved: a relative file: path lands wherever the
 // process was started.
+// REDIS_URL: the failed-authentication counts are shared with every
+// instance using it. A Redis that is away must cost a bad token little and
+// a good one nothing: commands fail at once while it is disconnected (no
+// queue) and after 500 ms when it does not answer; the limit then lets the
+// failure through uncounted, and the client reconnects on its own.
+if (config.redisUrl !== undefined) {
+  const redis = new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 500, connectTimeout: 2000 })
+  // (The auth hook logs when counting stops and starts again; each
+  // reconnection attempt's error is not worth a line above debug.)
+  redis.on('error', (err) => app.log.debug({ err }, 'Redis connection error'))
+  app.addHook('onClose', (_instance, done) => { redis.disconnect(); done() })
+  await Promise.race([once(redis, 'ready'), setTimeout(2000)]).catch(() => {})
+  if (redis.status !== 'ready') app.log.warn({ redis: redactedUrl(config.redisUrl) }, 'Redis does not answer yet: failed authentications are not counted until it does')
+  options.redis = redis
+}
+
 app.log.info({ database: databaseFile ?? redactedUrl(options.database) }, 'opening the plant database')
 try {
   await app.register(plantStore, options)

@@ -9,12 +9,15 @@ import type { DeliveryRecord, Subscription, WebhookStorage } from '../lib/stores
 import { urlProblem } from '../lib/webhooks/address-guard.ts'
 import { newSecret } from '../lib/webhooks/signature.ts'
 import {
-  DeliveryNotFoundError, NotReadyError, PlantConflictError, PlantNotFoundError, SubscriptionLimitError, SubscriptionNotFoundError,
+  DeliveryNotFoundError, MetricsOffError, NotReadyError, PlantConflictError, PlantNotFoundError, SubscriptionLimitError, SubscriptionNotFoundError,
   WebhookUrlError, WebhooksOffError
 } from '../lib/errors.ts'
 
 /** Why the service should take no traffic now (shutting down, overloaded), if it should not. */
 export type NotReadyReason = () => string | undefined
+
+/** The metrics text, in the Prometheus format. */
+export type MetricsText = () => Promise<string>
 
 /** Subscriptions that may exist at once: each create writes a delivery for every one. */
 const MAX_SUBSCRIPTIONS = 100
@@ -32,12 +35,17 @@ export class PlantService implements OperationHandlers {
   readonly #store: PlantStorage
   readonly #notReady: NotReadyReason
   readonly #webhooks: (WebhookSettings & { storage: WebhookStorage }) | undefined
+  readonly #metrics: MetricsText | undefined
 
-  /** Without `webhooks` (or with a store that keeps no outbox), the webhook operations answer 404. */
-  constructor (store: PlantStorage, notReady: NotReadyReason = () => undefined, webhooks?: WebhookSettings) {
+  /**
+   * Without `webhooks` (or with a store that keeps no outbox), the webhook
+   * operations answer 404; without `metrics`, getMetrics does.
+   */
+  constructor (store: PlantStorage, notReady: NotReadyReason = () => undefined, webhooks?: WebhookSettings, metrics?: MetricsText) {
     this.#store = store
     this.#notReady = notReady
     this.#webhooks = webhooks && store.webhooks && { ...webhooks, storage: store.webhooks }
+    this.#metrics = metrics
   }
 
   #outbox (): WebhookSettings & { storage: WebhookStorage } {
@@ -54,6 +62,11 @@ export class PlantService implements OperationHandlers {
     if (reason !== undefined) throw new NotReadyError(reason)
     await this.#store.ping()
     return { status: 'ok' }
+  }
+
+  async getMetrics (): Promise<OperationResult<'getMetrics'>> {
+    if (this.#metrics === undefined) throw new MetricsOffError()
+    return this.#metrics()
   }
 
   async createPlant ({ body }: OperationRequest<'createPlant'>): Promise<OperationResult<'createPlant'>> {

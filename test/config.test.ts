@@ -1,7 +1,8 @@
 import t from 'tap'
 import { readFile } from 'node:fs/promises'
+import { availableParallelism } from 'node:os'
 import { ENV_SCHEMA, configurationTable, loadConfig, usage } from '../lib/config.ts'
-import { DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_BODY_LIMIT, DEFAULT_MAX_EVENT_LOOP_DELAY, DEFAULT_MAX_HELD_BYTES, DEFAULT_WEBHOOKS, DEFAULT_WRITE_TIMEOUT } from '../lib/defaults.ts'
+import { DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_BODY_LIMIT, DEFAULT_MAX_EVENT_LOOP_DELAY, DEFAULT_MAX_HELD_BYTES, DEFAULT_POOL_SIZE, DEFAULT_WEBHOOKS, DEFAULT_WRITE_TIMEOUT } from '../lib/defaults.ts'
 import { DEFAULT_EDGE_LIMITS } from '../lib/http-edge.ts'
 
 const MB = 1024 * 1024
@@ -10,6 +11,8 @@ t.test('defaults', async (t) => {
   t.same(loadConfig({}), {
     port: 3000,
     host: '127.0.0.1',
+    workers: 1,
+    trustProxy: false,
     log: { level: 'info', format: 'json' },
     shutdownTimeout: 10000,
     edge: { maxConnections: 0, headersTimeout: 10000, requestTimeout: 30000, keepAliveTimeout: 72000 },
@@ -23,9 +26,19 @@ t.test('defaults', async (t) => {
       overload: { maxEventLoopDelay: 1000, maxRssBytes: 0 },
       writeTimeout: 30000,
       maxHeldBytes: 256 * MB,
+      poolSize: 10,
+      metrics: { public: false },
       webhooks: { allowPrivateNetworks: false, maxAttempts: 8, retryBaseMs: 5000, timeoutMs: 10000, concurrency: 16 }
     }
   })
+})
+
+t.test('METRICS, METRICS_PUBLIC and DATABASE_POOL_SIZE', async (t) => {
+  t.equal(loadConfig({ METRICS: 'false' }).plugin.metrics, false)
+  t.same(loadConfig({ METRICS_PUBLIC: 'true' }).plugin.metrics, { public: true })
+  t.equal(loadConfig({ DATABASE_POOL_SIZE: '3' }).plugin.poolSize, 3)
+  t.throws(() => loadConfig({ DATABASE_POOL_SIZE: '0' }), /DATABASE_POOL_SIZE must be >= 1/)
+  t.throws(() => loadConfig({ METRICS_PUBLIC: 'maybe' }), /METRICS_PUBLIC must be boolean/)
 })
 
 t.test('the defaults are the plugin\'s own', async (t) => {
@@ -37,6 +50,7 @@ t.test('the defaults are the plugin\'s own', async (t) => {
   t.equal(plugin.maxHeldBytes, DEFAULT_MAX_HELD_BYTES)
   t.match(loadConfig({}).edge, DEFAULT_EDGE_LIMITS)
   t.same(plugin.webhooks, DEFAULT_WEBHOOKS)
+  t.equal(plugin.poolSize, DEFAULT_POOL_SIZE)
 })
 
 t.test('each kind of database URL is accepted', async (t) => {
@@ -71,10 +85,19 @@ t.test('every variable is read', async (t) => {
     WEBHOOK_MAX_ATTEMPTS: '3',
     WEBHOOK_RETRY_BASE_MS: '50',
     WEBHOOK_TIMEOUT_MS: '1000',
-    WEBHOOK_CONCURRENCY: '2'
+    WEBHOOK_CONCURRENCY: '2',
+    DATABASE_POOL_SIZE: '4',
+    METRICS: 'true',
+    METRICS_PUBLIC: 'true',
+    WORKERS: '1',
+    TRUST_PROXY: '10.0.0.0/8, 127.0.0.1',
+    REDIS_URL: 'redis://127.0.0.1:6379'
   }), {
     port: 8080,
     host: '0.0.0.0',
+    workers: 1,
+    trustProxy: ['10.0.0.0/8', '127.0.0.1'],
+    redisUrl: 'redis://127.0.0.1:6379',
     log: { level: 'debug', format: 'pretty' },
     shutdownTimeout: 3000,
     edge: { maxConnections: 100, headersTimeout: 2000, requestTimeout: 5000, keepAliveTimeout: 1000 },
@@ -88,9 +111,32 @@ t.test('every variable is read', async (t) => {
       overload: { maxEventLoopDelay: 0, maxRssBytes: 512 * MB },
       writeTimeout: 3000,
       maxHeldBytes: 64 * MB,
+      poolSize: 4,
+      metrics: { public: true },
       webhooks: { allowPrivateNetworks: true, maxAttempts: 3, retryBaseMs: 50, timeoutMs: 1000, concurrency: 2 }
     }
   })
+})
+
+t.test('WORKERS: a count, or auto for one per core; above 1 not with a database in the process', async (t) => {
+  t.equal(loadConfig({ WORKERS: '3', DATABASE_URL: 'file:/tmp/x.db' }).workers, 3)
+  t.equal(loadConfig({ WORKERS: 'auto', DATABASE_URL: 'file:/tmp/x.db' }).workers, availableParallelism())
+  t.throws(() => loadConfig({ WORKERS: '0' }), /WORKERS must match pattern/)
+  t.throws(() => loadConfig({ WORKERS: 'many' }), /WORKERS must match pattern/)
+  t.throws(() => loadConfig({ WORKERS: '2', DATABASE_URL: 'memory:' }), /WORKERS above 1 needs a shared database/)
+})
+
+t.test('TRUST_PROXY: false, true, or addresses and ranges; not a hop count, which Fastify cannot check', async (t) => {
+  t.equal(loadConfig({ TRUST_PROXY: 'true' }).trustProxy, true)
+  t.throws(() => loadConfig({ TRUST_PROXY: '2' }), /not a hop count/)
+  t.same(loadConfig({ TRUST_PROXY: '::1,192.168.0.0/16' }).trustProxy, ['::1', '192.168.0.0/16'])
+  t.throws(() => loadConfig({ TRUST_PROXY: 'proxy.example' }), /TRUST_PROXY must be .* \(got "proxy.example"\)/)
+  t.throws(() => loadConfig({ TRUST_PROXY: '10.0.0.0/99' }), /got "10.0.0.0\/99"/)
+})
+
+t.test('REDIS_URL: redis:// or rediss:// only', async (t) => {
+  t.equal(loadConfig({ REDIS_URL: 'rediss://user:pw@redis.example:6380/2' }).redisUrl, 'rediss://user:pw@redis.example:6380/2')
+  t.throws(() => loadConfig({ REDIS_URL: 'http://redis' }), /REDIS_URL must match pattern/)
 })
 
 t.test('WEBHOOKS=false turns subscriptions and deliveries off', async (t) => {
@@ -104,7 +150,7 @@ t.test('AUTH_FAILURE_LIMIT=0 turns the limit off', async (t) => {
 
 t.test('every declared variable is read, and only those', async (t) => {
   const names = Object.keys(ENV_SCHEMA.properties)
-  t.equal(names.length, 25)
+  t.equal(names.length, 31)
   // A variable the declaration does not name changes nothing.
   t.same(loadConfig({ PORTS: '1', port: '1' }), loadConfig({}))
 })

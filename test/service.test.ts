@@ -36,7 +36,7 @@ t.test('only the spec\'s fields are stored', async (t) => {
 
 t.test('start-up refuses a service that lacks an operation of the spec', async (t) => {
   const spec = await loadSpec()
-  const incomplete = { getHealth () {}, getReadiness () {}, createPlant () {}, listPlants () {}, getPlant () {} }
+  const incomplete = { getHealth () {}, getReadiness () {}, getMetrics () {}, createPlant () {}, listPlants () {}, getPlant () {} }
   t.throws(() => createOperationResolver(spec, incomplete), { code: 'PLANT_STORE_MISSING_OPERATION', message: /operation "deletePlant"/ })
   const resolve = createOperationResolver(spec, new PlantService(new MemoryStore()))
   t.type(resolve('createPlant').handler, 'function')

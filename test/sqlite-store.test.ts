@@ -4,6 +4,7 @@ import { DatabaseSync } from 'node:sqlite'
 import { Worker } from 'node:worker_threads'
 import t from 'tap'
 import { NO_MOUNT, smallDisk, walCommits } from './sqlite-files.ts'
+import { SQLITE_MIGRATIONS } from '../lib/stores/sqlite-schema.ts'
 import { SqliteStore } from '../lib/stores/sqlite-store.ts'
 import { storeSuite } from './store-suite.ts'
 
@@ -26,7 +27,7 @@ t.test('durable settings: WAL and synchronous=FULL, schema version recorded', as
   const db = new DatabaseSync(path)
   t.teardown(() => db.close())
   t.same(db.prepare('PRAGMA journal_mode').get(), { journal_mode: 'wal' })
-  t.same(db.prepare('SELECT version FROM plant_store_migrations').all().map((row) => ({ ...row })), [{ version: 1 }, { version: 2 }, { version: 3 }], 'the plants, the webhook outbox, its index of due deliveries')
+  t.same(db.prepare('SELECT version FROM plant_store_migrations').all().map((row) => ({ ...row })), [{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }], 'the plants, the webhook outbox, its index of due deliveries, when each delivery was written')
 })
 
 t.test('concurrent creates share commits (group commit)', async (t) => {
@@ -118,7 +119,7 @@ t.test('stores opening one new file at once migrate it once', async (t) => {
   t.same(await stores[3]!.get(1n), { id: 1n, name: 'Fern' })
   const db = new DatabaseSync(path)
   t.teardown(() => db.close())
-  t.same(db.prepare('SELECT version FROM plant_store_migrations').all().map((row) => ({ ...row })), [{ version: 1 }, { version: 2 }, { version: 3 }], 'the plants, the webhook outbox, its index of due deliveries')
+  t.same(db.prepare('SELECT version FROM plant_store_migrations').all().map((row) => ({ ...row })), [{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }], 'the plants, the webhook outbox, its index of due deliveries, when each delivery was written')
 })
 
 t.test('a row the database refuses fails alone; the rest of its transaction commits', async (t) => {
@@ -196,4 +197,21 @@ t.test('the writer thread dying under load: 503s, nothing acknowledged lost, the
   for (const id of created) if ((await store.get(id)) === undefined) missing.push(id)
   t.same(missing, [], `all ${created.length} acknowledged creates are stored`)
   t.equal(await store.create({ id: -1n, name: 'after' }), 'created', 'the writer was started again')
+})
+
+t.test('a database of the third version gains when each delivery was written: pending ones count from when they were due', async (t) => {
+  const path = join(t.testdir(), 'plants.db')
+  const db = new DatabaseSync(path)
+  t.teardown(() => db.close())
+  db.exec('CREATE TABLE plant_store_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)')
+  SQLITE_MIGRATIONS.slice(0, 3).forEach((sql, i) => {
+    db.exec(sql)
+    db.prepare("INSERT INTO plant_store_migrations VALUES (?, datetime('now'))").run(i + 1)
+  })
+  db.exec("INSERT INTO webhook_subscriptions (id, url, secret, created_at) VALUES ('sub_1', 'http://x', 's', '2026-01-01T00:00:00Z')")
+  db.exec("INSERT INTO webhook_deliveries (subscription_seq, plant_id, payload, next_attempt_at) VALUES (1, 1, '{}', 1000), (1, 2, '{}', 2000)")
+  db.exec("UPDATE webhook_deliveries SET status = 'delivered', next_attempt_at = NULL WHERE plant_id = 2")
+  const store = await SqliteStore.open(path)
+  t.teardown(() => store.close())
+  t.same(await store.webhooks.backlog(), { pending: 1, oldestCreatedAt: 1000 })
 })

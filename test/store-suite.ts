@@ -249,6 +249,23 @@ export function storeSuite (t: Test, open: (t: Test) => Promise<PlantStorage>): 
     t.equal(await webhooks.retry(subscription(1).id, 999_999n, now), undefined)
   })
 
+  t.test('webhooks: the backlog counts pending deliveries and dates the oldest from when it was written', async (t) => {
+    const before = Date.now()
+    const { store, webhooks } = await withOutbox(t, 2, 0n)
+    t.same(await webhooks.backlog(), { pending: 0 }, 'nothing pending: no oldest')
+    await store.create({ id: 1n, name: 'a' })
+    const written = Date.now()
+    await new Promise((resolve) => setTimeout(resolve, 5))
+    await store.create({ id: 2n, name: 'b' })
+    const backlog = await webhooks.backlog()
+    t.equal(backlog.pending, 4)
+    t.ok(backlog.oldestCreatedAt! >= before && backlog.oldestCreatedAt! <= written, 'the first create\'s time')
+    const claimed = await claimAll(webhooks)
+    const now = Date.now()
+    await webhooks.record(claimed.map(({ seq }) => ({ seq, delivered: true as const, status: 204, at: now })))
+    t.same(await webhooks.backlog(), { pending: 0 }, 'delivered ones are not pending')
+  })
+
   t.test('webhooks: unsubscribing forgets its deliveries and stops them', async (t) => {
     const store = await fresh(t)
     const webhooks = outbox(store)

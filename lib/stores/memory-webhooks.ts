@@ -1,10 +1,11 @@
 // The memory store's webhook outbox: the same rules as the databases', in
 // the process (gone when it ends).
 import { allowance, deliveryRecord, earliest } from './webhook-storage.ts'
-import type { ClaimOptions, AttemptOutcome, DeliveryPage, DeliveryRecord, DueDelivery, Subscription, WebhookStorage } from './webhook-storage.ts'
+import type { Backlog, ClaimOptions, AttemptOutcome, DeliveryPage, DeliveryRecord, DueDelivery, Subscription, WebhookStorage } from './webhook-storage.ts'
 
 interface Row extends DeliveryRecord {
   subscriptionId: string
+  createdAt: number
   payload: string
   leaseUntil?: number
 }
@@ -24,7 +25,7 @@ export class MemoryWebhooks implements WebhookStorage {
   enqueue (plantId: bigint, payload: string, now: number): void {
     for (const { id } of this.#subscriptions.values()) {
       const seq = ++this.#seq
-      this.#deliveries.set(seq, { seq, subscriptionId: id, plantId, payload, status: 'pending', attempts: 0, nextAttemptAt: now })
+      this.#deliveries.set(seq, { seq, subscriptionId: id, plantId, payload, status: 'pending', attempts: 0, nextAttemptAt: now, createdAt: now })
     }
   }
 
@@ -98,6 +99,17 @@ export class MemoryWebhooks implements WebhookStorage {
         Object.assign(row, { lastError: outcome.error, nextAttemptAt: outcome.nextAttemptAt, status: outcome.nextAttemptAt === undefined ? 'failed' : 'pending' })
       }
     }
+  }
+
+  async backlog (): Promise<Backlog> {
+    let pending = 0
+    let oldest: number | undefined
+    for (const row of this.#deliveries.values()) {
+      if (row.status !== 'pending') continue
+      pending++
+      oldest = Math.min(oldest ?? row.createdAt, row.createdAt)
+    }
+    return oldest === undefined ? { pending } : { pending, oldestCreatedAt: oldest }
   }
 
   async release (seqs: readonly bigint[]): Promise<void> {

@@ -2,7 +2,7 @@ import { resolve } from 'node:path'
 import type { FastifyBaseLogger } from 'fastify'
 import { MemoryStore } from './memory-store.ts'
 import { DatabaseOpenError, DatabasePathError, UnknownDatabaseError } from '../errors.ts'
-import type { PlantStorage } from './plant-storage.ts'
+import type { PlantStorage, StoreObserver } from './plant-storage.ts'
 
 /** Where plants go when nothing is configured: a SQLite file. */
 export const DEFAULT_DATABASE_URL = 'file:./data/plants.db'
@@ -57,10 +57,20 @@ export function databaseUrlProblem (url: string): string | undefined {
 
 export interface OpenStoreOptions {
   log?: FastifyBaseLogger
+  /** Told of every SQLite commit (metrics). */
+  observer?: StoreObserver
+  /** PostgreSQL: connections in the pool. */
+  poolSize?: number
+}
+
+/** The kind of store a URL opens, as metrics name it. */
+export function storeKind (url: string): 'memory' | 'postgres' | 'sqlite' | undefined {
+  const kind = kindOf(url)
+  return kind === 'file' ? 'sqlite' : kind
 }
 
 /** Opens the store a database URL names: `file:PATH`, `postgres://…` or `memory:`. */
-export async function openStore (url: string, { log }: OpenStoreOptions = {}): Promise<PlantStorage> {
+export async function openStore (url: string, { log, observer, poolSize }: OpenStoreOptions = {}): Promise<PlantStorage> {
   switch (kindOf(url)) {
     case 'memory':
       return new MemoryStore()
@@ -68,7 +78,7 @@ export async function openStore (url: string, { log }: OpenStoreOptions = {}): P
     case 'postgres': {
       const { PostgresStore } = await import('./postgres-store.ts')
       try {
-        return await PostgresStore.open(url, { log: log?.child({ database: redactedUrl(url) }) })
+        return await PostgresStore.open(url, { log: log?.child({ database: redactedUrl(url) }), poolSize })
       } catch (err) {
         throw new DatabaseOpenError(redactedUrl(url), (err as Error).message)
       }
@@ -76,7 +86,7 @@ export async function openStore (url: string, { log }: OpenStoreOptions = {}): P
     case 'file': {
       const { SqliteStore } = await import('./sqlite-store.ts')
       if (url.endsWith('/')) throw new DatabasePathError(url)
-      return SqliteStore.open(sqlitePath(url)!, { log })
+      return SqliteStore.open(sqlitePath(url)!, { log, observer })
     }
   }
   throw new UnknownDatabaseError(url, DATABASE_URL_FORMS.join(', '))

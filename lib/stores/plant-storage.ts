@@ -35,7 +35,23 @@ export interface PlantStorage {
   readonly webhooks?: WebhookStorage
   /** Resolves when the database answers; rejects (503 kind) when it does not. */
   ping (): Promise<void>
+  /** A store with a connection pool: its counts now (metrics). */
+  poolCounts? (): PoolCounts
   close (): Promise<void>
+}
+
+/** What a store reports beyond its operations' durations (metrics): SQLite, its commits. */
+export interface StoreObserver {
+  /** A transaction of `writes` writes committed (or failed) after `seconds`. */
+  commit (writes: number, seconds: number): void
+}
+
+/** Connection counts of a PostgreSQL pool (metrics). */
+export interface PoolCounts {
+  total: number
+  idle: number
+  /** Queries waiting for a connection. */
+  waiting: number
 }
 
 /** A plant as a database row holds it: no tag is NULL there. */

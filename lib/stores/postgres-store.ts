@@ -3,11 +3,12 @@
 // 200 means committed; concurrent creates share a statement.
 import pg from 'pg'
 import type { FastifyBaseLogger } from 'fastify'
+import { DEFAULT_POOL_SIZE } from '../defaults.ts'
 import { StoreUnavailableError } from '../errors.ts'
 import { migrate } from './migrations.ts'
 import { outcomeOver, plantOf } from './plant-storage.ts'
-import type { CreateOutcome, ListOptions, PlantStorage, StoredPlant } from './plant-storage.ts'
-import { POSTGRES_WEBHOOK_DUE_INDEX, POSTGRES_WEBHOOK_MIGRATION, PostgresWebhooks, WEBHOOK_STATEMENTS } from './postgres-webhooks.ts'
+import type { CreateOutcome, ListOptions, PlantStorage, PoolCounts, StoredPlant } from './plant-storage.ts'
+import { POSTGRES_WEBHOOK_CREATED_AT, POSTGRES_WEBHOOK_DUE_INDEX, POSTGRES_WEBHOOK_MIGRATION, PostgresWebhooks, WEBHOOK_STATEMENTS } from './postgres-webhooks.ts'
 import type { WebhookStatement } from './postgres-webhooks.ts'
 import { newPlantPayload } from './webhook-storage.ts'
 import type { WebhookStorage } from './webhook-storage.ts'
@@ -20,7 +21,8 @@ const POSTGRES_MIGRATIONS: readonly string[] = [
      tag  TEXT              -- NULL: no tag; '' is a tag
    )`,
   POSTGRES_WEBHOOK_MIGRATION,
-  POSTGRES_WEBHOOK_DUE_INDEX
+  POSTGRES_WEBHOOK_DUE_INDEX,
+  POSTGRES_WEBHOOK_CREATED_AT
 ]
 
 // Any key will do, as long as every instance uses the same one.
@@ -56,8 +58,8 @@ const STATEMENTS = {
       INSERT INTO plants (id, name, tag) SELECT id, name, tag FROM batch ORDER BY n
       ON CONFLICT (id) DO NOTHING RETURNING id
     ), events AS (
-      INSERT INTO webhook_deliveries (subscription_seq, plant_id, payload, next_attempt_at)
-      SELECT s.seq, i.id, first.payload, $5 FROM inserted i
+      INSERT INTO webhook_deliveries (subscription_seq, plant_id, payload, next_attempt_at, created_at)
+      SELECT s.seq, i.id, first.payload, $5, $5 FROM inserted i
         CROSS JOIN LATERAL (SELECT payload FROM batch WHERE batch.id = i.id ORDER BY n LIMIT 1) first
         CROSS JOIN webhook_subscriptions s
     )
@@ -84,7 +86,7 @@ function toPlant ({ id, name, tag }: Row): StoredPlant {
 
 export interface PostgresStoreOptions {
   log?: FastifyBaseLogger
-  /** Connections in the pool. Default 10. */
+  /** Connections in the pool. Default DEFAULT_POOL_SIZE (10). */
   poolSize?: number
 }
 
@@ -98,6 +100,10 @@ export class PostgresStore implements PlantStorage {
 
   /** The webhook outbox: its deliveries are written by the statement that creates a plant. */
   readonly webhooks: WebhookStorage
+
+  poolCounts (): PoolCounts {
+    return { total: this.#pool.totalCount, idle: this.#pool.idleCount, waiting: this.#pool.waitingCount }
+  }
 
   private constructor (pool: pg.Pool, poolSize: number) {
     this.#pool = pool
@@ -113,7 +119,7 @@ export class PostgresStore implements PlantStorage {
    * at once). A database that cannot be reached yet is no start-up error:
    * operations answer 503 until it can, then the schema is set up.
    */
-  static async open (url: string, { log, poolSize = 10 }: PostgresStoreOptions = {}): Promise<PostgresStore> {
+  static async open (url: string, { log, poolSize = DEFAULT_POOL_SIZE }: PostgresStoreOptions = {}): Promise<PostgresStore> {
     const pool = new pg.Pool({
       connectionString: url,
       max: poolSize,

@@ -3,8 +3,8 @@
 // Several instances share the work: a claim locks the rows it takes with
 // SKIP LOCKED and leases them, so that each is attempted by one instance at
 // a time, and one an instance died holding is taken over once its lease ends.
-import { DELIVERY_COLUMNS, byDue, deliveryOf, subscriptionOf } from './webhook-storage.ts'
-import type { AttemptOutcome, ClaimOptions, DeliveryPage, DeliveryRecord, DeliveryRow, DueDelivery, Subscription, SubscriptionRow, WebhookStorage } from './webhook-storage.ts'
+import { DELIVERY_COLUMNS, backlogOf, byDue, deliveryOf, subscriptionOf } from './webhook-storage.ts'
+import type { AttemptOutcome, Backlog, ClaimOptions, DeliveryPage, DeliveryRecord, DeliveryRow, DueDelivery, Subscription, SubscriptionRow, WebhookStorage } from './webhook-storage.ts'
 
 /** The outbox's tables: the second migration. */
 export const POSTGRES_WEBHOOK_MIGRATION = `
@@ -31,6 +31,13 @@ export const POSTGRES_WEBHOOK_MIGRATION = `
   );
   CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at) WHERE status = 'pending';
   CREATE INDEX webhook_deliveries_by_subscription ON webhook_deliveries (subscription_seq, seq);
+`
+
+/** When each delivery was written, for the age of the oldest pending one (metrics): the fourth migration. */
+export const POSTGRES_WEBHOOK_CREATED_AT = `
+  ALTER TABLE webhook_deliveries ADD COLUMN created_at BIGINT;
+  UPDATE webhook_deliveries SET created_at = next_attempt_at WHERE status = 'pending';
+  CREATE INDEX webhook_deliveries_pending_age ON webhook_deliveries (created_at) WHERE status = 'pending';
 `
 
 /** Claims read each subscription's due deliveries through an index of its own. */
@@ -72,6 +79,7 @@ export const WEBHOOK_STATEMENTS = {
   // No next attempt: that was the last one.
   plant_store_wh_failed: `UPDATE webhook_deliveries SET status = CASE WHEN $1::bigint IS NULL THEN 'failed' ELSE 'pending' END,
     attempts = attempts + 1, last_status = $2, last_error = $3, next_attempt_at = $1, lease_until = NULL WHERE seq = $4 AND status = 'pending'`,
+  plant_store_wh_backlog: "SELECT count(*) AS pending, min(created_at) AS oldest FROM webhook_deliveries WHERE status = 'pending'",
   plant_store_wh_release: 'UPDATE webhook_deliveries SET lease_until = NULL WHERE seq = ANY($1::bigint[]) AND status = \'pending\''
 } as const
 
@@ -135,5 +143,10 @@ export class PostgresWebhooks implements WebhookStorage {
 
   async release (seqs: readonly bigint[]): Promise<void> {
     await this.#query('plant_store_wh_release', [seqs.map(String)])
+  }
+
+  async backlog (): Promise<Backlog> {
+    const { rows } = await this.#query<{ pending: string, oldest: string | null }>('plant_store_wh_backlog', [])
+    return backlogOf(rows[0]!)
   }
 }

@@ -5,17 +5,18 @@
 import { statSync } from 'node:fs'
 import type { DatabaseSync, SQLInputValue } from 'node:sqlite'
 import { migrate } from './migrations.ts'
-import { SQLITE_WEBHOOK_DUE_INDEX, SQLITE_WEBHOOK_MIGRATION } from './sqlite-webhooks.ts'
+import { SQLITE_WEBHOOK_CREATED_AT, SQLITE_WEBHOOK_DUE_INDEX, SQLITE_WEBHOOK_MIGRATION } from './sqlite-webhooks.ts'
 
 /** Applied in order; a released migration is never edited, only added to. */
-const SQLITE_MIGRATIONS: readonly string[] = [
+export const SQLITE_MIGRATIONS: readonly string[] = [
   `CREATE TABLE plants (
      id   INTEGER PRIMARY KEY,  -- a signed 64-bit integer: the whole int64 range
      name TEXT NOT NULL,
      tag  TEXT                  -- NULL: no tag; '' is a tag
    ) STRICT`,
   SQLITE_WEBHOOK_MIGRATION,
-  SQLITE_WEBHOOK_DUE_INDEX
+  SQLITE_WEBHOOK_DUE_INDEX,
+  SQLITE_WEBHOOK_CREATED_AT
 ]
 
 /**

@@ -16,9 +16,9 @@ import { WRITER_URL, isWriterThread, writerData } from './sqlite-writer.ts'
 import type { Write, WriteError, WriteReply, WriteRequest, WriteResult, WriterMessage } from './sqlite-writer.ts'
 import { webhookReads } from './sqlite-webhooks.ts'
 import type { WebhookReads, WebhookWrite, WebhookWrites } from './sqlite-webhooks.ts'
-import type { AttemptOutcome, ClaimOptions, DeliveryPage, DeliveryRecord, DueDelivery, Subscription, WebhookStorage } from './webhook-storage.ts'
+import type { AttemptOutcome, Backlog, ClaimOptions, DeliveryPage, DeliveryRecord, DueDelivery, Subscription, WebhookStorage } from './webhook-storage.ts'
 import { plantOf } from './plant-storage.ts'
-import type { CreateOutcome, ListOptions, PlantStorage, StoredPlant } from './plant-storage.ts'
+import type { CreateOutcome, ListOptions, PlantStorage, StoreObserver, StoredPlant } from './plant-storage.ts'
 
 // After a connection failed to open, another try waits this long: a
 // database that stays read-only must not cost a worker start per request.
@@ -52,6 +52,8 @@ interface Reader {
 
 export interface SqliteStoreOptions {
   log?: FastifyBaseLogger
+  /** Told of every commit (metrics). */
+  observer?: StoreObserver
 }
 
 export class SqliteStore implements PlantStorage {
@@ -68,8 +70,11 @@ export class SqliteStore implements PlantStorage {
   #closed = false
   #fileReplaced = false
 
-  private constructor (path: string) {
+  readonly #observer: StoreObserver | undefined
+
+  private constructor (path: string, observer: StoreObserver | undefined) {
     this.#path = path
+    this.#observer = observer
   }
 
   /**
@@ -83,7 +88,7 @@ export class SqliteStore implements PlantStorage {
     if (isWriterThread()) throw new Error('The SQLite writer was bundled into the app\'s entry file: bundle with code splitting (README: Bundling)')
     if (await stat(path).then((stats) => stats.isDirectory(), () => false)) throw new DatabasePathError(path)
     await mkdir(dirname(path), { recursive: true })
-    const store = new SqliteStore(path)
+    const store = new SqliteStore(path, options.observer)
     // The writer creates and migrates the schema before anything reads it.
     try {
       await store.#writer()
@@ -111,6 +116,7 @@ export class SqliteStore implements PlantStorage {
           fail(toStoreError(message.error))
         } else {
           this.#sending = false
+          this.#observer?.commit(message.replies.length, message.seconds)
           this.#settle(message.replies)
           this.#send(worker)
         }
@@ -324,5 +330,9 @@ class SqliteWebhooks implements WebhookStorage {
 
   async release (seqs: readonly bigint[]): Promise<void> {
     await this.#write('release', seqs)
+  }
+
+  async backlog (): Promise<Backlog> {
+    return this.#read((reads) => reads.backlog())
   }
 }

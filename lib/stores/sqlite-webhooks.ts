@@ -2,8 +2,8 @@
 // (every change, in the writer's transactions, so that a plant and its
 // deliveries commit together) and for the reading connection.
 import type { SQLInputValue, StatementSync } from 'node:sqlite'
-import { DELIVERY_COLUMNS, allowance, deliveryOf, earliest, subscriptionOf } from './webhook-storage.ts'
-import type { AttemptOutcome, ClaimOptions, DeliveryRecord, DeliveryRow, DueDelivery, Subscription, SubscriptionRow } from './webhook-storage.ts'
+import { DELIVERY_COLUMNS, allowance, backlogOf, deliveryOf, earliest, subscriptionOf } from './webhook-storage.ts'
+import type { AttemptOutcome, Backlog, ClaimOptions, DeliveryRecord, DeliveryRow, DueDelivery, Subscription, SubscriptionRow } from './webhook-storage.ts'
 
 /** The outbox's tables: the second migration. */
 export const SQLITE_WEBHOOK_MIGRATION = `
@@ -33,6 +33,13 @@ export const SQLITE_WEBHOOK_MIGRATION = `
   CREATE INDEX webhook_deliveries_by_subscription ON webhook_deliveries (subscription_seq, seq);
 `
 
+/** When each delivery was written, for the age of the oldest pending one (metrics): the fourth migration. */
+export const SQLITE_WEBHOOK_CREATED_AT = `
+  ALTER TABLE webhook_deliveries ADD COLUMN created_at INTEGER;
+  UPDATE webhook_deliveries SET created_at = next_attempt_at WHERE status = 'pending';
+  CREATE INDEX webhook_deliveries_pending_age ON webhook_deliveries (created_at) WHERE status = 'pending';
+`
+
 /** Claims read each subscription's due deliveries through an index of its own. */
 export const SQLITE_WEBHOOK_DUE_INDEX = `
   DROP INDEX webhook_deliveries_due;
@@ -46,8 +53,8 @@ const DUE = "subscription_seq = ? AND status = 'pending' AND next_attempt_at <= 
 
 /** The writer thread's side: every change to the outbox. */
 export function webhookWrites (prepare: Prepare) {
-  const enqueue = prepare(`INSERT INTO webhook_deliveries (subscription_seq, plant_id, payload, next_attempt_at)
-    SELECT seq, ?, ?, ? FROM webhook_subscriptions ORDER BY seq`)
+  const enqueue = prepare(`INSERT INTO webhook_deliveries (subscription_seq, plant_id, payload, next_attempt_at, created_at)
+    SELECT seq, ?1, ?2, ?3, ?3 FROM webhook_subscriptions ORDER BY seq`)
   const subscribe = prepare(`INSERT INTO webhook_subscriptions (id, url, description, secret, created_at)
     SELECT ?, ?, ?, ?, ? WHERE (SELECT count(*) FROM webhook_subscriptions) < ?`)
   const forget = prepare('DELETE FROM webhook_deliveries WHERE subscription_seq = (SELECT seq FROM webhook_subscriptions WHERE id = ?)')
@@ -125,6 +132,7 @@ export function webhookReads (prepare: Prepare) {
   const subscriptionSeqs = prepare('SELECT seq, id FROM webhook_subscriptions')
   const dueOne = prepare(`SELECT 1 FROM webhook_deliveries WHERE ${DUE} LIMIT 1`)
   const one = prepare('SELECT id, url, description, secret, created_at FROM webhook_subscriptions WHERE id = ?')
+  const backlog = prepare("SELECT count(*) AS pending, min(created_at) AS oldest FROM webhook_deliveries WHERE status = 'pending'")
   const page = prepare(`SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries
     WHERE subscription_seq = (SELECT seq FROM webhook_subscriptions WHERE id = ?) AND seq > ? ORDER BY seq LIMIT ?`)
   return {
@@ -136,6 +144,7 @@ export function webhookReads (prepare: Prepare) {
       const row = one.get(id) as SubscriptionRow | undefined
       return row && subscriptionOf(row)
     },
+    backlog: (): Backlog => backlogOf(backlog.get() as { pending: number | bigint, oldest: number | bigint | null }),
     deliveries: (subscriptionId: string, after: bigint | undefined, limit: number): DeliveryRecord[] =>
       (page.all(subscriptionId, (after ?? 0n) as SQLInputValue, limit) as unknown as DeliveryRow[]).map(deliveryOf)
   }

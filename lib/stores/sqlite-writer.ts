@@ -34,7 +34,7 @@ export type WriteReply =
 export type WriterMessage =
   | { type: 'ready' }
   | { type: 'failed', error: WriteError }
-  | { type: 'written', replies: WriteReply[] }
+  | { type: 'written', replies: WriteReply[], seconds: number }
 
 const ROLE = 'plant-store:sqlite-writer'
 
@@ -160,8 +160,9 @@ async function serve (port: MessagePort, path: string): Promise<void> {
     const batch = queue
     if (batch.length === 0) return
     queue = []
+    const start = performance.now()
     const replies = commit(batch)
-    port.postMessage({ type: 'written', replies } satisfies WriterMessage)
+    port.postMessage({ type: 'written', replies, seconds: (performance.now() - start) / 1000 } satisfies WriterMessage)
     // A connection opened read-only, or whose file went away, stays so: the
     // store starts a new writer for the next write, which sees the fix.
     if (replies.some((reply) => 'error' in reply && needsNewConnection(reply.error.errcode))) {

@@ -86,6 +86,14 @@ export interface WebhookStorage {
   record (outcomes: readonly AttemptOutcome[]): Promise<void>
   /** Gives claims back untried (a stop): the deliveries are due again at once, attempts unchanged. */
   release (seqs: readonly bigint[]): Promise<void>
+  /** Pending deliveries: how many, and when the oldest was written (for metrics; an index read). */
+  backlog (): Promise<Backlog>
+}
+
+export interface Backlog {
+  pending: number
+  /** Milliseconds since the epoch; undefined when nothing is pending. */
+  oldestCreatedAt?: number
 }
 
 /** How many deliveries of a subscription a claim may take. */
@@ -163,6 +171,11 @@ export function deliveryOf (row: DeliveryRow): DeliveryRecord {
     nextAttemptAt: numberOrNull(row.next_attempt_at),
     deliveredAt: numberOrNull(row.delivered_at)
   })
+}
+
+/** The backlog as either database counts it (integers as bigint, number or text). */
+export function backlogOf ({ pending, oldest }: { pending: number | bigint | string, oldest: number | bigint | string | null }): Backlog {
+  return oldest === null ? { pending: Number(pending) } : { pending: Number(pending), oldestCreatedAt: Number(oldest) }
 }
 
 export interface SubscriptionRow { id: string, url: string, description: string | null, secret: string, created_at: string }

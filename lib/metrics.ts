@@ -1,0 +1,219 @@
+// The service's Prometheus metrics (prom-client): every metric the plugin
+// keeps is declared here, and the rest of the code reports to it through
+// the small interfaces below. Names follow Prometheus conventions: a
+// `plant_store_` prefix, base units (seconds), `_total` on counters.
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+import type { Metric } from 'prom-client'
+import type { AttemptOutcome, WebhookStorage } from './stores/webhook-storage.ts'
+import type { PlantStorage, PoolCounts, StoreObserver } from './stores/plant-storage.ts'
+
+/** What the readiness gauges read. */
+export interface StateSource {
+  closing: boolean
+  overloaded: string | undefined
+}
+
+const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
+const ROWS_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
+
+// The operations of PlantStorage and WebhookStorage whose durations are kept.
+const PLANT_OPERATIONS = ['create', 'get', 'list', 'delete', 'ping', 'close'] as const
+const WEBHOOK_OPERATIONS = ['subscribe', 'subscriptions', 'subscription', 'unsubscribe', 'deliveries', 'retry', 'claim', 'record', 'release', 'backlog'] as const
+
+type Labels<Names extends string> = Partial<Record<Names, string | number>>
+
+/**
+ * One label set's child, made once: prom-client hashes the label object on
+ * every inc() or observe() otherwise, which a request should not pay for.
+ */
+function childCache<Names extends string, Child> (labels: (values: Labels<Names>) => Child) {
+  const children = new Map<string, Child>()
+  return (key: string, values: Labels<Names>): Child => {
+    let child = children.get(key)
+    if (child === undefined) {
+      child = labels(values)
+      children.set(key, child)
+    }
+    return child
+  }
+}
+
+export interface MetricsOptions {
+  /** Where the metrics are registered; default a registry of the plugin's own. */
+  registry?: Registry
+}
+
+/**
+ * The plugin's metrics in one registry. With a registry of its own it also
+ * collects Node's default process metrics; a host that passes its registry
+ * decides that for itself (they can be collected once per registry).
+ */
+export class PlantStoreMetrics {
+  readonly registry: Registry
+  readonly #owned: Metric[] = []
+  readonly #ownRegistry: boolean
+
+  readonly #requests: Counter<'operation' | 'method' | 'status'>
+  readonly #durations: Histogram<'operation' | 'method' | 'status'>
+  readonly #authFailures: Counter
+  readonly #authThrottled: Counter
+  readonly #authLimitErrors: Counter
+  readonly #storeDurations: Histogram<'store' | 'operation'>
+  readonly #commits: Counter
+  readonly #commitRows: Histogram
+  readonly #commitDurations: Histogram
+  readonly #deliveries: Counter<'outcome'>
+  readonly #requestChild: (key: string, values: Labels<'operation' | 'method' | 'status'>) => { counter: Counter.Internal, histogram: Histogram.Internal<'operation' | 'method' | 'status'> }
+
+  constructor ({ registry }: MetricsOptions = {}) {
+    this.#ownRegistry = registry === undefined
+    this.registry = registry ?? new Registry()
+    const registers = [this.registry]
+    const own = <M extends Metric>(metric: M): M => { this.#owned.push(metric); return metric }
+
+    this.#requests = own(new Counter({ name: 'plant_store_http_requests_total', help: 'HTTP requests answered, by operationId (`none` for no operation), method and status code', labelNames: ['operation', 'method', 'status'], registers }))
+    this.#durations = own(new Histogram({ name: 'plant_store_http_request_duration_seconds', help: 'Time from a request\'s arrival to its answer being written', labelNames: ['operation', 'method', 'status'], buckets: LATENCY_BUCKETS, registers }))
+    this.#requestChild = childCache((values) => ({ counter: this.#requests.labels(values), histogram: this.#durations.labels(values) }))
+    this.#authFailures = own(new Counter({ name: 'plant_store_auth_failures_total', help: 'Requests refused 401: no token, or one not accepted', registers }))
+    this.#authThrottled = own(new Counter({ name: 'plant_store_auth_throttled_total', help: 'Requests refused 429: their client address failed authentication too often', registers }))
+    this.#authLimitErrors = own(new Counter({ name: 'plant_store_auth_limit_errors_total', help: 'Failed authentications the limit could not count (its store, Redis, did not answer): the limit failed open', registers }))
+    this.#storeDurations = own(new Histogram({ name: 'plant_store_store_operation_duration_seconds', help: 'Duration of store operations, by store and operation', labelNames: ['store', 'operation'], buckets: LATENCY_BUCKETS, registers }))
+    this.#commits = own(new Counter({ name: 'plant_store_sqlite_commits_total', help: 'SQLite write transactions (each one fsync)', registers }))
+    this.#commitRows = own(new Histogram({ name: 'plant_store_sqlite_commit_writes', help: 'Writes per SQLite transaction (group commit)', buckets: ROWS_BUCKETS, registers }))
+    this.#commitDurations = own(new Histogram({ name: 'plant_store_sqlite_commit_duration_seconds', help: 'Duration of SQLite write transactions, fsync included', buckets: LATENCY_BUCKETS, registers }))
+    this.#deliveries = own(new Counter({ name: 'plant_store_webhook_attempts_total', help: 'Webhook delivery attempts by outcome: `delivered`, `retry` (failed, another attempt is due later) or `failed` (the last attempt failed)', labelNames: ['outcome'], registers }))
+    if (this.#ownRegistry) collectDefaultMetrics({ register: this.registry })
+  }
+
+  /** The request metrics of one answer. */
+  request (operation: string, method: string, status: number, seconds: number): void {
+    const child = this.#requestChild(`${operation} ${method} ${status}`, { operation, method, status })
+    child.counter.inc()
+    child.histogram.observe(seconds)
+  }
+
+  authFailed (): void { this.#authFailures.inc() }
+  authThrottled (): void { this.#authThrottled.inc() }
+  authLimitFailed (): void { this.#authLimitErrors.inc() }
+
+  /** What a SQLite store opened for the plugin reports its commits to. */
+  readonly commits: StoreObserver = {
+    commit: (writes, seconds) => {
+      this.#commits.inc()
+      this.#commitRows.observe(writes)
+      this.#commitDurations.observe(seconds)
+    }
+  }
+
+  /** A store whose operations are timed and whose webhook attempts are counted. */
+  instrument (store: PlantStorage, name: string): PlantStorage {
+    // A plain object over the store: its own methods are called on it, so
+    // that its private fields stay reachable.
+    const timed = <T extends object>(target: T, operations: readonly string[], extra?: (operation: string, args: unknown[]) => void): T => {
+      const wrapped: Record<string, unknown> = {}
+      for (const operation of operations) {
+        const method = (target as Record<string, unknown>)[operation]
+        if (typeof method !== 'function') continue
+        if (operation === 'close') {
+          wrapped[operation] = method.bind(target)
+          continue
+        }
+        const histogram = this.#storeDurations.labels({ store: name, operation })
+        wrapped[operation] = async (...args: unknown[]) => {
+          extra?.(operation, args)
+          const end = histogram.startTimer()
+          try {
+            return await method.apply(target, args)
+          } finally {
+            end()
+          }
+        }
+      }
+      return wrapped as T
+    }
+    const webhooks = store.webhooks && timed(store.webhooks, WEBHOOK_OPERATIONS, (operation, args) => {
+      if (operation === 'record') for (const outcome of args[0] as AttemptOutcome[]) this.#deliveries.inc({ outcome: outcomeOf(outcome) })
+    })
+    const instrumented = timed(store, PLANT_OPERATIONS)
+    Object.defineProperty(instrumented, 'webhooks', { value: webhooks })
+    return instrumented
+  }
+
+  /** Gauges read at each scrape: readiness, the webhook backlog, the PostgreSQL pool. */
+  watch ({ state, webhooks, pool }: { state: StateSource, webhooks?: WebhookStorage, pool?: () => PoolCounts }): void {
+    const registers = [this.registry]
+    const own = <M extends Metric>(metric: M): M => { this.#owned.push(metric); return metric }
+    own(new Gauge({
+      name: 'plant_store_ready',
+      help: '1 while the service takes traffic, 0 while overloaded or shutting down (summed over workers: how many are ready)',
+      registers,
+      collect () { this.set(state.closing || state.overloaded !== undefined ? 0 : 1) }
+    }))
+    own(new Gauge({
+      name: 'plant_store_overloaded',
+      help: '1 while requests are refused 503 for overload (event-loop delay or memory past its limit)',
+      registers,
+      collect () { this.set(state.overloaded === undefined ? 0 : 1) }
+    }))
+    if (webhooks !== undefined) {
+      // Every instance reads the same database: the oldest and the count are
+      // the same wherever read, so workers' values are not added up.
+      const backlog = async () => webhooks.backlog()
+      own(new Gauge({
+        name: 'plant_store_webhook_deliveries_pending',
+        help: 'Webhook deliveries not yet delivered nor failed',
+        aggregator: 'max',
+        registers,
+        async collect () { this.set((await backlog()).pending) }
+      }))
+      own(new Gauge({
+        name: 'plant_store_webhook_oldest_pending_age_seconds',
+        help: 'Age of the oldest pending webhook delivery; 0 when none is pending',
+        aggregator: 'max',
+        registers,
+        async collect () {
+          const { oldestCreatedAt } = await backlog()
+          this.set(oldestCreatedAt === undefined ? 0 : Math.max(0, (Date.now() - oldestCreatedAt) / 1000))
+        }
+      }))
+    }
+    if (pool !== undefined) {
+      own(new Gauge({
+        name: 'plant_store_postgres_pool_connections',
+        help: 'PostgreSQL connections of the pool: `total` open, `idle` of them',
+        labelNames: ['state'],
+        registers,
+        collect () {
+          const counts = pool()
+          this.set({ state: 'total' }, counts.total)
+          this.set({ state: 'idle' }, counts.idle)
+        }
+      }))
+      own(new Gauge({
+        name: 'plant_store_postgres_pool_waiting',
+        help: 'Queries waiting for a PostgreSQL connection of the pool',
+        registers,
+        collect () { this.set(pool().waiting) }
+      }))
+    }
+  }
+
+  /** The metrics text of this registry. */
+  async text (): Promise<string> {
+    return this.registry.metrics()
+  }
+
+  /** Takes the plugin's metrics out of a host's registry (its own is dropped whole). */
+  close (): void {
+    if (this.#ownRegistry) return this.registry.clear()
+    for (const metric of this.#owned) this.registry.removeSingleMetric((metric as unknown as { name: string }).name)
+  }
+}
+
+function outcomeOf (outcome: AttemptOutcome): 'delivered' | 'retry' | 'failed' {
+  if (outcome.delivered) return 'delivered'
+  return outcome.nextAttemptAt === undefined ? 'failed' : 'retry'
+}
+
+/** The content type of the Prometheus text format. */
+export const METRICS_CONTENT_TYPE = Registry.PROMETHEUS_CONTENT_TYPE

@@ -1,0 +1,165 @@
+// GET /metrics: Prometheus text, guarded like the API unless made public,
+// the metrics each part of the service reports, a host's own registry, and
+// the bounds a scrape keeps (labels from a fixed set, answered while
+// overloaded).
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import Fastify from 'fastify'
+import { Registry } from 'prom-client'
+import t from 'tap'
+import type { FastifyInstance } from 'fastify'
+import { AUTH, JSON_TYPE, build, until } from './helper.ts'
+import { POSTGRES_SKIP, freshSchemaUrl } from './postgres.ts'
+import { receiver } from './receiver.ts'
+import plantStore from '../lib/plugin.ts'
+
+async function scrape (app: FastifyInstance, prefix = ''): Promise<string> {
+  const res = await app.inject({ url: `${prefix}/metrics`, headers: AUTH })
+  if (res.statusCode !== 200) throw new Error(`GET /metrics → ${res.statusCode} ${res.body}`)
+  return res.body
+}
+
+/** The value of one sample (`name{labels}`), or undefined when the scrape has none. */
+function sample (text: string, series: string): number | undefined {
+  const line = text.split('\n').find((row) => row.startsWith(`${series} `))
+  return line === undefined ? undefined : Number(line.slice(series.length + 1))
+}
+
+const create = (app: FastifyInstance, id: number | string) =>
+  app.inject({ method: 'POST', url: '/plants', headers: { ...AUTH, ...JSON_TYPE }, payload: `{"id":${id},"name":"fern"}` })
+
+t.test('GET /metrics needs a token, and answers Prometheus text with the request, store and process metrics', async (t) => {
+  const app = await build(t)
+  const refused = await app.inject('/metrics')
+  t.equal(refused.statusCode, 401)
+  t.equal((await create(app, 1)).statusCode, 200)
+  t.equal((await create(app, 1)).statusCode, 200, 'a replay')
+  t.equal((await app.inject({ url: '/plants/2', headers: AUTH })).statusCode, 404)
+
+  const res = await app.inject({ url: '/metrics', headers: AUTH })
+  t.equal(res.statusCode, 200)
+  t.equal(res.headers['content-type'], 'text/plain; version=0.0.4; charset=utf-8')
+  const text = res.body
+  t.equal(sample(text, 'plant_store_http_requests_total{operation="createPlant",method="POST",status="200"}'), 2)
+  t.equal(sample(text, 'plant_store_http_requests_total{operation="getPlant",method="GET",status="404"}'), 1)
+  t.equal(sample(text, 'plant_store_http_requests_total{operation="getMetrics",method="GET",status="401"}'), 1, 'the refused scrape')
+  t.equal(sample(text, 'plant_store_http_request_duration_seconds_count{operation="createPlant",method="POST",status="200"}'), 2)
+  t.equal(sample(text, 'plant_store_auth_failures_total'), 1)
+  t.equal(sample(text, 'plant_store_store_operation_duration_seconds_count{store="memory",operation="create"}'), 2)
+  t.equal(sample(text, 'plant_store_store_operation_duration_seconds_count{store="memory",operation="get"}'), 1)
+  t.equal(sample(text, 'plant_store_ready'), 1)
+  t.equal(sample(text, 'plant_store_overloaded'), 0)
+  t.equal(sample(text, 'plant_store_webhook_deliveries_pending'), 0)
+  // Node's own, from prom-client's collectDefaultMetrics.
+  t.ok(sample(text, 'nodejs_eventloop_lag_seconds')! >= 0, 'event-loop lag')
+  t.ok(sample(text, 'nodejs_heap_size_used_bytes')! > 0, 'heap')
+  t.match(text, /^# TYPE nodejs_gc_duration_seconds histogram$/m, 'GC')
+  t.ok(sample(text, 'process_cpu_user_seconds_total')! > 0, 'CPU')
+})
+
+t.test('requests of no operation are counted as `none`; labels come from a fixed set whatever the client sends', async (t) => {
+  const app = await build(t)
+  for (let i = 0; i < 50; i++) await app.inject({ url: `/nowhere-${i}?x=${i}`, headers: { ...AUTH, 'x-request-id': `id-${i}` } })
+  await app.inject({ method: 'PATCH', url: '/plants', headers: AUTH })
+  const text = await scrape(app)
+  t.equal(sample(text, 'plant_store_http_requests_total{operation="none",method="GET",status="404"}'), 50, '50 paths, one series')
+  t.equal(sample(text, 'plant_store_http_requests_total{operation="none",method="PATCH",status="405"}'), 1)
+  t.notMatch(text, /nowhere|id-\d/, 'no path nor header of the client in a label')
+})
+
+t.test('METRICS_PUBLIC (metrics.public): no token needed; the API still needs one', async (t) => {
+  const app = await build(t, { metrics: { public: true } })
+  const res = await app.inject('/metrics')
+  t.equal(res.statusCode, 200)
+  t.match(res.body, /plant_store_http_requests_total/)
+  t.equal((await app.inject('/plants')).statusCode, 401)
+})
+
+t.test('metrics: false: GET /metrics answers 404 in the Error shape, and nothing is kept', async (t) => {
+  const app = await build(t, { metrics: false })
+  const res = await app.inject({ url: '/metrics', headers: AUTH })
+  t.equal(res.statusCode, 404)
+  t.same(res.json(), { error: 404, message: 'Metrics are turned off on this server' })
+})
+
+t.test('a host registry: the plugin\'s metrics join the host\'s, without Node\'s defaults, and leave with the plugin', async (t) => {
+  const registry = new Registry()
+  const app = Fastify()
+  await app.register(plantStore, { prefix: '/api', tokens: ['token'], database: 'memory:', overload: false, metrics: { registry } })
+  app.get('/host-metrics', async (_request, reply) => reply.type(registry.contentType).send(await registry.metrics()))
+  await app.inject({ method: 'POST', url: '/api/plants', headers: { authorization: 'Bearer token', ...JSON_TYPE }, payload: '{"id":5,"name":"ivy"}' })
+  const text = (await app.inject('/host-metrics')).body
+  t.equal(sample(text, 'plant_store_http_requests_total{operation="createPlant",method="POST",status="200"}'), 1)
+  t.notMatch(text, /nodejs_heap_size_used_bytes/, 'the host decides on the process metrics')
+  const own = await app.inject({ url: '/api/metrics', headers: { authorization: 'Bearer token' } })
+  t.equal(sample(own.body, 'plant_store_http_requests_total{operation="createPlant",method="POST",status="200"}'), 1, 'the plugin serves the same registry')
+  await app.close()
+  t.notMatch(await registry.metrics(), /plant_store_/, 'closed: its metrics are taken out')
+})
+
+t.test('failed authentications and 429s are counted', async (t) => {
+  const app = await build(t, { authFailureLimit: { max: 2, timeWindow: 60_000 } })
+  for (let i = 0; i < 4; i++) await app.inject({ url: '/plants', headers: { authorization: 'Bearer wrong' } })
+  const text = await scrape(app)
+  t.equal(sample(text, 'plant_store_auth_failures_total'), 2)
+  t.equal(sample(text, 'plant_store_auth_throttled_total'), 2)
+  t.equal(sample(text, 'plant_store_http_requests_total{operation="listPlants",method="GET",status="429"}'), 2)
+})
+
+t.test('overloaded: the API answers 503, metrics still answer and say so', async (t) => {
+  const app = await build(t, { overload: { maxHeapUsedBytes: 1, sampleInterval: 10 } })
+  await new Promise((resolve) => setTimeout(resolve, 100))
+  t.equal((await app.inject({ url: '/plants', headers: AUTH })).statusCode, 503)
+  const text = await scrape(app)
+  t.equal(sample(text, 'plant_store_overloaded'), 1)
+  t.equal(sample(text, 'plant_store_ready'), 0)
+})
+
+t.test('SQLite: commits, writes per commit and commit time', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'plant-store-metrics-'))
+  const app = await build(t, { database: `file:${join(dir, 'plants.db')}` })
+  const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => create(app, i + 1)))
+  t.same(answers.map((res) => res.statusCode), Array(20).fill(200))
+  const text = await scrape(app)
+  const commits = sample(text, 'plant_store_sqlite_commits_total')!
+  t.ok(commits >= 1 && commits <= 20, `${commits} commits for 20 creates`)
+  t.equal(sample(text, 'plant_store_sqlite_commit_writes_sum'), 20, 'every write in some commit')
+  t.equal(sample(text, 'plant_store_sqlite_commit_duration_seconds_count'), commits)
+  t.equal(sample(text, 'plant_store_store_operation_duration_seconds_count{store="sqlite",operation="create"}'), 20)
+})
+
+t.test('PostgreSQL: the pool\'s connections and waiting queries', { skip: POSTGRES_SKIP }, async (t) => {
+  const app = await build(t, { database: await freshSchemaUrl(t), poolSize: 3 })
+  await Promise.all(Array.from({ length: 10 }, (_, i) => app.inject({ url: `/plants/${i}`, headers: AUTH })))
+  const text = await scrape(app)
+  const total = sample(text, 'plant_store_postgres_pool_connections{state="total"}')!
+  t.ok(total >= 1 && total <= 3, `${total} connections, at most the pool size`)
+  t.ok(sample(text, 'plant_store_postgres_pool_connections{state="idle"}')! <= total)
+  t.equal(sample(text, 'plant_store_postgres_pool_waiting'), 0)
+  t.equal(sample(text, 'plant_store_store_operation_duration_seconds_count{store="postgres",operation="get"}'), 10)
+})
+
+t.test('webhooks: attempts by outcome, the pending count and the age of the oldest', async (t) => {
+  const failing = await receiver(t, 500)
+  const app = await build(t, { webhooks: { allowPrivateNetworks: true, retryBaseMs: 60_000, timeoutMs: 1000, maxAttempts: 3 } })
+  const sub = await app.inject({ method: 'POST', url: '/webhooks', headers: AUTH, payload: { url: failing.url } })
+  t.equal(sub.statusCode, 201)
+  t.equal((await create(app, 7)).statusCode, 200)
+  await failing.waitFor(1)
+  let text = ''
+  await until(async () => {
+    text = await scrape(app)
+    return sample(text, 'plant_store_webhook_attempts_total{outcome="retry"}') === 1
+  }, 'the failed attempt is counted')
+  t.equal(sample(text, 'plant_store_webhook_deliveries_pending'), 1, 'waiting for its retry in a minute')
+  await new Promise((resolve) => setTimeout(resolve, 1100))
+  text = await scrape(app)
+  t.ok(sample(text, 'plant_store_webhook_oldest_pending_age_seconds')! >= 1, 'a second old at least')
+
+  const ok = await receiver(t, 204)
+  await app.inject({ method: 'POST', url: '/webhooks', headers: AUTH, payload: { url: ok.url } })
+  t.equal((await create(app, 8)).statusCode, 200)
+  await ok.waitFor(1)
+  await until(async () => sample(await scrape(app), 'plant_store_webhook_attempts_total{outcome="delivered"}') === 1, 'the delivery is counted')
+})
