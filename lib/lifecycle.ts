@@ -38,8 +38,8 @@ export function rssOverloaded (rss: number, inUse: number, maxRssBytes: number):
 
 export class Lifecycle {
   readonly #limits: Required<OverloadLimits>
-  readonly #histogram: ReturnType<typeof monitorEventLoopDelay> | undefined
-  readonly #timer: NodeJS.Timeout | undefined
+  #histogram: ReturnType<typeof monitorEventLoopDelay> | undefined
+  #timer: NodeJS.Timeout | undefined
   #overload: string | undefined
   #closing = false
   #rss = 0
@@ -52,6 +52,15 @@ export class Lifecycle {
       sampleInterval: 1000,
       ...(limits || { maxEventLoopDelay: 0 })
     }
+  }
+
+  /**
+   * Starts watching for overload, once the app is ready: start-up's own
+   * synchronous work (compiling the spec's schemas, loading modules) would
+   * otherwise read as event-loop delay and refuse the first requests.
+   */
+  start (): void {
+    if (this.#timer !== undefined) return
     const { maxEventLoopDelay, maxRssBytes, maxHeapUsedBytes, sampleInterval } = this.#limits
     if (maxEventLoopDelay > 0) {
       this.#histogram = monitorEventLoopDelay({ resolution: RESOLUTION_MS })

@@ -109,6 +109,19 @@ export function createOperationResolver (spec: OpenApiDocument, service: object,
   return (operationId: string) => routes.get(operationId)!
 }
 
+/** Every media type the spec's operations name, for their bodies and their answers. */
+export function specMediaTypes (spec: OpenApiDocument): Set<string> {
+  const types = new Set<string>()
+  const add = (part: unknown) => {
+    for (const type of Object.keys((part as { content?: object } | undefined)?.content ?? {})) types.add(type)
+  }
+  for (const { operation } of specOperations(spec)) {
+    add(operation.requestBody)
+    for (const response of Object.values(operation.responses ?? {})) add(response)
+  }
+  return types
+}
+
 /** Each path of the spec as Fastify writes it (`/plants/:id`). */
 export function specPaths (spec: OpenApiDocument): Set<string> {
   return new Set(specOperations(spec).map(({ path }) => path.replace(/\{([^}]+)\}/g, ':$1')))

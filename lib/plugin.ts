@@ -23,7 +23,7 @@ import { createBodyParser } from './json-body.ts'
 import { Lifecycle } from './lifecycle.ts'
 import type { OverloadLimits } from './lifecycle.ts'
 import { PlantStoreMetrics } from './metrics.ts'
-import { createOperationResolver, specPaths } from './operations.ts'
+import { createOperationResolver, specMediaTypes, specPaths } from './operations.ts'
 import { deferrable, lazyChildLoggerFactory } from './request-logger.ts'
 import { RouteFacts } from './route-facts.ts'
 import { MemoryBudget, closeInStages, createAnswerFlow, hasUnreadBody } from './socket-bounds.ts'
@@ -141,6 +141,7 @@ const plantStore: FastifyPluginAsync<PlantStoreOptions> = async function plantSt
   // Ready, overloaded or closing: /readyz, the hooks below and the answers'
   // Connection header read it.
   const lifecycle = new Lifecycle(options.overload ?? {})
+  fastify.addHook('onReady', (done) => { lifecycle.start(); done() })
   fastify.addHook('preClose', (done) => { lifecycle.beginClosing(); done() })
   fastify.addHook('onClose', (_instance, done) => { lifecycle.stop(); done() })
   // Webhook deliveries go out from the moment the app is ready until it
@@ -240,8 +241,9 @@ const plantStore: FastifyPluginAsync<PlantStoreOptions> = async function plantSt
   // One parser for every content type: UTF-8 JSON, read within the limit,
   // for the operations that take a body; others get none.
   fastify.removeAllContentTypeParsers()
-  // (Named for application/json too, which fastify-openapi-glue looks for.)
-  fastify.addContentTypeParser('application/json', bodies.parse)
+  // (Named for each media type of the spec too, which fastify-openapi-glue
+  // looks for, its answers' included.)
+  for (const type of specMediaTypes(spec)) fastify.addContentTypeParser(type, bodies.parse)
   fastify.addContentTypeParser('*', bodies.parse)
 
   // bearer-auth only decorates here; the hooks below decide what it guards.

@@ -109,6 +109,8 @@ t.test('failed authentications and 429s are counted', async (t) => {
 
 t.test('overloaded: the API answers 503, metrics still answer and say so', async (t) => {
   const app = await build(t, { overload: { maxHeapUsedBytes: 1, sampleInterval: 10 } })
+  // (Watched from when the app is ready.)
+  await app.ready()
   await new Promise((resolve) => setTimeout(resolve, 100))
   t.equal((await app.inject({ url: '/plants', headers: AUTH })).statusCode, 503)
   const text = await scrape(app)

@@ -2,9 +2,10 @@
 // throttled token guessing, overload, CORS.
 import { Writable } from 'node:stream'
 import t from 'tap'
-import { MemoryStore } from '../lib/plugin.ts'
+import Fastify from 'fastify'
+import plantStore, { MemoryStore } from '../lib/plugin.ts'
 import { StoreUnavailableError } from '../lib/errors.ts'
-import { AUTH, build } from './helper.ts'
+import { AUTH, TOKEN, build } from './helper.ts'
 
 t.test('/healthz and /readyz answer without a token', async (t) => {
   const app = await build(t, { prefix: '/api' })
@@ -84,6 +85,8 @@ t.test('the failure limit can be turned off', async (t) => {
 t.test('overloaded: 503 Error with Retry-After, /readyz says so, /healthz still answers', async (t) => {
   // Any heap is over one byte: the first sample puts the process under pressure.
   const app = await build(t, { overload: { maxHeapUsedBytes: 1, sampleInterval: 10 } })
+  // (Watched from when the app is ready.)
+  await app.ready()
   await new Promise((resolve) => setTimeout(resolve, 100))
   const res = await app.inject({ method: 'POST', url: '/plants', headers: AUTH, payload: { id: 1, name: 'x' } })
   t.equal(res.statusCode, 503)
@@ -93,6 +96,21 @@ t.test('overloaded: 503 Error with Retry-After, /readyz says so, /healthz still 
   t.equal(ready.statusCode, 503)
   t.match(ready.json().message, /overloaded/)
   t.equal((await app.inject('/healthz')).statusCode, 200)
+})
+
+t.test('overload is watched from when the app is ready: a slow start-up is no overload', async (t) => {
+  const app = Fastify()
+  await app.register(plantStore, { tokens: [TOKEN], database: 'memory:', overload: { maxEventLoopDelay: 50 } })
+  // Start-up work after the plugin's registration: 900 ms of a blocked
+  // loop, most of the first one-second sample were it counted.
+  await app.register(async () => {
+    const until = Date.now() + 900
+    while (Date.now() < until);
+  })
+  t.teardown(() => app.close())
+  await app.ready()
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  t.equal((await app.inject({ url: '/plants', headers: AUTH })).statusCode, 200)
 })
 
 t.test('CORS is off by default', async (t) => {
