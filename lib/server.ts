@@ -1,5 +1,6 @@
 // The standalone server: the one place that reads the environment, handles
 // signals and listens. Everything else is the plugin's.
+import cluster from 'node:cluster'
 import { randomBytes } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
 import { once } from 'node:events'
@@ -7,12 +8,17 @@ import { setTimeout } from 'node:timers/promises'
 import closeWithGrace from 'close-with-grace'
 import { Redis } from 'ioredis'
 import Fastify, { LogController } from 'fastify'
+import { pino } from 'pino'
+import { AggregatorRegistry, Registry, collectDefaultMetrics } from 'prom-client'
 import type { FastifyBaseLogger } from 'fastify'
 import { ConfigError, loadConfig, usage } from './config.ts'
+import type { ServerConfig } from './config.ts'
 import { TokenFileError, generatedToken } from './generated-token.ts'
 import { defaultMaxConnections, edgeServerOptions, guardEdge } from './http-edge.ts'
 import { DRAIN_SERVER_OPTIONS, drain } from './lifecycle.ts'
 import plantStore from './plugin.ts'
+import { STOP, clusterMetrics, runPrimary } from './primary.ts'
+import type { ClusterMessage } from './primary.ts'
 import { redactedUrl, sqlitePath } from './stores/open-store.ts'
 
 function fail (message: string): never {
@@ -27,7 +33,7 @@ if (process.argv.includes('--help') || process.argv.includes('-h')) {
 const unknown = process.argv.slice(2)
 if (unknown.length > 0) fail(`unknown argument ${unknown[0]}: the server is configured through environment variables (see --help)`)
 
-let config
+let config: ServerConfig
 try {
   config = loadConfig(process.env)
 } catch (err) {
@@ -36,6 +42,10 @@ try {
 }
 const { plugin: options, edge } = config
 const databaseFile = sqlitePath(options.database)
+
+// Under WORKERS the primary runs everything below up to the fork: the
+// token it generates (if any) reaches every worker through the environment.
+const primary = config.workers > 1 && cluster.isPrimary
 
 if (options.tokens.length === 0) {
   // `npm start` works out of the box; the token goes to the terminal,
@@ -75,79 +85,131 @@ function requestId (request: IncomingMessage): string {
 
 const limits = { ...edge, maxConnections: edge.maxConnections || defaultMaxConnections() }
 
-const app = Fastify({
-  ...edgeServerOptions(limits),
-  ...DRAIN_SERVER_OPTIONS,
-  logger: {
-    level: config.log.level,
-    redact: { paths: ['req.headers.authorization', 'req.headers.cookie', 'headers.authorization'], censor: '[redacted]' },
-    ...(config.log.format === 'pretty' && { transport: { target: 'pino-pretty' } })
-  },
-  genReqId: requestId,
-  // Whom X-Forwarded-For may name the client for (request.ip: the failure
-  // limit's key and the log's client); by default nobody, so that a client
-  // cannot pick the address it is counted under.
-  trustProxy: config.trustProxy,
-  // One line per request, written below once the answer is sent.
-  logController: new LogController({ disableRequestLogging: true })
-})
+const logger = {
+  level: config.log.level,
+  redact: { paths: ['req.headers.authorization', 'req.headers.cookie', 'headers.authorization'], censor: '[redacted]' },
+  ...(config.log.format === 'pretty' && { transport: { target: 'pino-pretty' } })
+}
 
-guardEdge(app, limits)
-
-// (Only when info lines are kept: the hook costs every request.)
-if ((app.log as FastifyBaseLogger & { isLevelEnabled: (level: string) => boolean }).isLevelEnabled('info')) {
-  app.addHook('onResponse', (request, reply, done) => {
-    request.log.info({
-      method: request.method,
-      client: request.ip,
-      route: request.routeOptions.url ?? null,
-      url: request.url,
-      status: reply.statusCode,
-      durationMs: Math.round(reply.elapsedTime * 100) / 100
-    }, 'request')
-    done()
+if (primary) {
+  runPrimary({
+    workers: config.workers,
+    shutdownTimeout: config.shutdownTimeout,
+    env: { PLANT_STORE_TOKENS: options.tokens.join(',') },
+    log: pino(logger)
   })
+} else {
+  await serve()
 }
 
-// Where the data is, resolved: a relative file: path lands wherever the
-// process was started.
-// REDIS_URL: the failed-authentication counts are shared with every
-// instance using it. A Redis that is away must cost a bad token little and
-// a good one nothing: commands fail at once while it is disconnected (no
-// queue) and after 500 ms when it does not answer; the limit then lets the
-// failure through uncounted, and the client reconnects on its own.
-if (config.redisUrl !== undefined) {
-  const redis = new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 500, connectTimeout: 2000 })
-  // (The auth hook logs when counting stops and starts again; each
-  // reconnection attempt's error is not worth a line above debug.)
-  redis.on('error', (err) => app.log.debug({ err }, 'Redis connection error'))
-  app.addHook('onClose', (_instance, done) => { redis.disconnect(); done() })
-  await Promise.race([once(redis, 'ready'), setTimeout(2000)]).catch(() => {})
-  if (redis.status !== 'ready') app.log.warn({ redis: redactedUrl(config.redisUrl) }, 'Redis does not answer yet: failed authentications are not counted until it does')
-  options.redis = redis
-}
+async function serve (): Promise<void> {
+  // A stop asked for while starting is kept until the server can stop
+  // cleanly (a worker is told to stop as the primary is; SIGTERM arrives
+  // while a slow database opens).
+  let requested: string | undefined
+  let stop = (reason: string) => { requested ??= reason }
+  process.on('SIGTERM', () => stop('SIGTERM'))
+  if (cluster.isWorker) {
+    process.on('message', (message: ClusterMessage) => { if (message?.type === STOP) stop('stopped by the primary') })
+    // The primary is gone (killed): a worker does not outlive it.
+    process.on('disconnect', () => stop('the primary is gone'))
+  }
 
-app.log.info({ database: databaseFile ?? redactedUrl(options.database) }, 'opening the plant database')
-try {
-  await app.register(plantStore, options)
-  await app.ready()
-} catch (err) {
-  // Errors about the database name the variable that chose it.
-  const { code, message } = err as { code?: string, message: string }
-  fail(`cannot start: ${code?.startsWith('PLANT_STORE_DATABASE') || code === 'PLANT_STORE_UNKNOWN_DATABASE' ? `DATABASE_URL: ${message}` : message}`)
-}
+  const app = Fastify({
+    ...edgeServerOptions(limits),
+    ...DRAIN_SERVER_OPTIONS,
+    logger,
+    genReqId: requestId,
+    // Whom X-Forwarded-For may name the client for (request.ip: the failure
+    // limit's key and the log's client); by default nobody, so that a client
+    // cannot pick the address it is counted under.
+    trustProxy: config.trustProxy,
+    // One line per request, written below once the answer is sent.
+    logController: new LogController({ disableRequestLogging: true })
+  })
 
-// SIGTERM and SIGINT: stop accepting, finish what is in flight, let the
-// store commit what it holds and close, then exit 0; past the timeout, exit 1.
-closeWithGrace({ delay: config.shutdownTimeout }, async ({ signal, err }) => {
-  if (err) app.log.error({ err }, 'shutting down after an uncaught error')
-  else app.log.info({ signal }, 'shutting down')
-  await drain(app, config.shutdownTimeout)
-})
+  guardEdge(app, limits)
 
-try {
-  const address = await app.listen({ port: config.port, host: config.host })
-  app.log.info(`Swagger UI at ${address}/docs`)
-} catch (err) {
-  fail(`cannot listen on ${config.host}:${config.port}: ${(err as Error).message}`)
+  // (Only when info lines are kept: the hook costs every request.)
+  if ((app.log as FastifyBaseLogger & { isLevelEnabled: (level: string) => boolean }).isLevelEnabled('info')) {
+    app.addHook('onResponse', (request, reply, done) => {
+      request.log.info({
+        method: request.method,
+        client: request.ip,
+        route: request.routeOptions.url ?? null,
+        url: request.url,
+        status: reply.statusCode,
+        durationMs: Math.round(reply.elapsedTime * 100) / 100
+      }, 'request')
+      done()
+    })
+  }
+
+  // REDIS_URL: the failed-authentication counts are shared with every
+  // instance using it. A Redis that is away must cost a bad token little and
+  // a good one nothing: commands fail at once while it is disconnected (no
+  // queue) and after 500 ms when it does not answer; the limit then lets the
+  // failure through uncounted, and the client reconnects on its own.
+  if (config.redisUrl !== undefined) {
+    const redis = new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 500, connectTimeout: 2000 })
+    // (The auth hook logs when counting stops and starts again; each
+    // reconnection attempt's error is not worth a line above debug.)
+    redis.on('error', (err) => app.log.debug({ err }, 'Redis connection error'))
+    app.addHook('onClose', (_instance, done) => { redis.disconnect(); done() })
+    await Promise.race([once(redis, 'ready'), setTimeout(2000)]).catch(() => {})
+    if (redis.status !== 'ready') app.log.warn({ redis: redactedUrl(config.redisUrl) }, 'Redis does not answer yet: failed authentications are not counted until it does')
+    options.redis = redis
+  }
+
+  // A worker's metrics are the primary's to gather: GET /metrics on any
+  // worker answers for all of them (prom-client's cluster aggregation).
+  if (cluster.isWorker && options.metrics !== false) {
+    const registry = new Registry()
+    collectDefaultMetrics({ register: registry })
+    AggregatorRegistry.setRegistries([registry])
+    // eslint-disable-next-line no-new -- its constructor makes this worker answer the primary's requests
+    new AggregatorRegistry()
+    options.metrics = { ...options.metrics, registry, text: clusterMetrics() }
+  }
+
+  // Where the data is, resolved: a relative file: path lands wherever the
+  // process was started.
+  app.log.info({ database: databaseFile ?? redactedUrl(options.database) }, 'opening the plant database')
+  try {
+    await app.register(plantStore, options)
+    await app.ready()
+  } catch (err) {
+    // Errors about the database name the variable that chose it.
+    const { code, message } = err as { code?: string, message: string }
+    fail(`cannot start: ${code?.startsWith('PLANT_STORE_DATABASE') || code === 'PLANT_STORE_UNKNOWN_DATABASE' ? `DATABASE_URL: ${message}` : message}`)
+  }
+
+  // SIGTERM and SIGINT: stop accepting, finish what is in flight, let the
+  // store commit what it holds and close, then exit 0; past the timeout, exit
+  // 1. A stop asked for again (a second SIGTERM; under WORKERS, the primary's
+  // word as well as the process group's signal) is the same stop; a second
+  // SIGINT (Ctrl-C twice) forces the exit.
+  const closer = closeWithGrace({ delay: config.shutdownTimeout, skip: ['SIGTERM'] }, async ({ signal, err, manual }) => {
+    if (err) app.log.error({ err }, 'shutting down after an uncaught error')
+    else app.log.info({ signal: signal ?? (manual && requested) }, 'shutting down')
+    await drain(app, config.shutdownTimeout)
+  })
+  let stopping = false
+  stop = (reason: string) => {
+    // (close-with-grace marks itself closing once a signal it handles, such
+    // as SIGINT, started the stop.)
+    if (stopping || (closeWithGrace as unknown as { closing: boolean }).closing) return
+    stopping = true
+    requested ??= reason
+    closer.close()
+  }
+  // Asked to stop while starting: it stops now, never having listened.
+  if (requested !== undefined) return stop(requested)
+
+  try {
+    const address = await app.listen({ port: config.port, host: config.host })
+    app.log.info(`Swagger UI at ${address}/docs`)
+  } catch (err) {
+    fail(`cannot listen on ${config.host}:${config.port}: ${(err as Error).message}`)
+  }
 }

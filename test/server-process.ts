@@ -17,6 +17,8 @@ export interface Running {
   stdout: () => string
   stderr: () => string
   stop: (signal?: NodeJS.Signals) => Promise<number | null>
+  /** Resolves with the exit code. */
+  exited: Promise<number | null>
 }
 
 export interface RunOptions {
@@ -24,15 +26,18 @@ export interface RunOptions {
   args?: string[]
   /** The process's file-descriptor limit (`ulimit -n`). */
   descriptors?: number
+  /** Lead a process group of its own, so that a signal can reach it and its workers at once. */
+  group?: boolean
 }
 
-export function run (env: NodeJS.ProcessEnv, { cwd, args = [], descriptors }: RunOptions = {}) {
+export function run (env: NodeJS.ProcessEnv, { cwd, args = [], descriptors, group = false }: RunOptions = {}) {
   // The shell sets the limit, then becomes the server (same pid).
   const [command, ...prefix] = descriptors === undefined
     ? [process.execPath]
     : ['/bin/sh', '-c', `ulimit -n ${descriptors} && exec "$0" "$@"`, process.execPath]
   const child = spawn(command!, [...prefix, SERVER, ...args], {
     cwd,
+    detached: group,
     // No overload check unless a test asks: a loaded CI machine stalls
     // processes for a second at times, which would be a 503.
     env: { PATH: process.env.PATH, PORT: '0', DATABASE_URL: 'memory:', MAX_EVENT_LOOP_DELAY: '0', ...env }
@@ -68,8 +73,12 @@ export async function start (t: Test, env: NodeJS.ProcessEnv = {}, options: RunO
     if (proc.child.exitCode === null) proc.child.kill(signal)
     return proc.exited
   }
-  t.teardown(() => stop('SIGKILL'))
-  return { pid: proc.child.pid!, url, stdout: proc.stdout, stderr: proc.stderr, stop }
+  t.teardown(async () => {
+    // (A group's workers go with it.)
+    if (options.group) try { process.kill(-proc.child.pid!, 'SIGKILL') } catch {}
+    await stop('SIGKILL')
+  })
+  return { pid: proc.child.pid!, url, stdout: proc.stdout, stderr: proc.stderr, stop, exited: proc.exited }
 }
 
 export async function call (t: Test, url: string, init: RequestInit = {}, operationId?: string) {

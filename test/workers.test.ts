@@ -1,0 +1,166 @@
+// WORKERS=N: a primary and N workers sharing the port, on SQLite and on
+// PostgreSQL, as real process trees: every worker serves, one scrape sees
+// them all, a dead worker is replaced, a stop (to the primary, or to the
+// whole group, twice) drains them all with nothing acknowledged lost, and
+// instances plus workers share one failure limit through Redis.
+import { execFileSync } from 'node:child_process'
+import { randomInt } from 'node:crypto'
+import { join } from 'node:path'
+import { setTimeout } from 'node:timers/promises'
+import t from 'tap'
+import type { Test } from 'tap'
+import { until } from './helper.ts'
+import { POSTGRES_SKIP, freshSchemaUrl } from './postgres.ts'
+import { run, start } from './server-process.ts'
+import type { Running } from './server-process.ts'
+
+const TOKEN = 'worker-token'
+const AUTH = { authorization: `Bearer ${TOKEN}` }
+
+function children (pid: number): number[] {
+  try {
+    return execFileSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' }).split('\n').filter(Boolean).map(Number)
+  } catch {
+    return []
+  }
+}
+
+async function metric (server: Running, series: string): Promise<number | undefined> {
+  const text = await fetch(`${server.url}/metrics`, { headers: AUTH }).then((res) => res.text(), () => '')
+  const line = text.split('\n').find((row) => row.startsWith(`${series} `))
+  return line === undefined ? undefined : Number(line.slice(series.length + 1))
+}
+
+/** Started, with every one of its `workers` workers ready. */
+async function startWorkers (t: Test, env: NodeJS.ProcessEnv, workers = 2, group = false): Promise<Running> {
+  const server = await start(t, { PLANT_STORE_TOKENS: TOKEN, WORKERS: String(workers), LOG_LEVEL: 'info', ...env }, { group })
+  await until(async () => await metric(server, 'plant_store_ready') === workers, `${workers} workers ready`, 30_000)
+  return server
+}
+
+async function create (server: Running, id: number): Promise<number> {
+  const res = await fetch(`${server.url}/plants`, { method: 'POST', headers: { ...AUTH, 'content-type': 'application/json' }, body: `{"id":${id},"name":"p${id}"}` })
+  await res.arrayBuffer()
+  return res.status
+}
+
+/** Creates ids `from`..`to` over `connections` concurrent clients; the statuses by id. */
+async function createMany (server: Running, from: number, to: number, connections: number): Promise<Map<number, number>> {
+  const statuses = new Map<number, number>()
+  let next = from
+  await Promise.all(Array.from({ length: connections }, async () => {
+    while (next <= to) {
+      const id = next++
+      const status = await create(server, id).catch(() => 0)
+      statuses.set(id, status)
+      // (Refused: the server is gone.)
+      if (status === 0) return
+    }
+  }))
+  return statuses
+}
+
+async function allIds (server: Running): Promise<number[]> {
+  const ids: number[] = []
+  let after: number | undefined
+  for (;;) {
+    const page = await fetch(`${server.url}/plants?limit=1000${after === undefined ? '' : `&after=${after}`}`, { headers: AUTH }).then((res) => res.json()) as Array<{ id: number }>
+    ids.push(...page.map(({ id }) => id))
+    if (page.length < 1000) return ids
+    after = page.at(-1)!.id
+  }
+}
+
+t.test('SQLite, 2 workers: both serve, 1000 creates over 64 connections all 200 (no SQLITE_BUSY 500), one scrape counts them all', async (t) => {
+  const database = `file:${join(t.testdir(), 'plants.db')}`
+  const server = await startWorkers(t, { DATABASE_URL: database })
+  t.equal(children(server.pid).length, 2, 'two worker processes')
+  const statuses = await createMany(server, 1, 1000, 64)
+  t.same([...new Set(statuses.values())], [200], 'every create 200')
+  t.equal((await allIds(server)).length, 1000, 'every one readable')
+  // Whichever worker answers the scrape, it counts both workers' requests.
+  for (let i = 0; i < 3; i++) {
+    t.equal(await metric(server, 'plant_store_http_requests_total{operation="createPlant",method="POST",status="200"}'), 1000, `scrape ${i + 1}: the whole tree`)
+  }
+  const commits = await metric(server, 'plant_store_sqlite_commits_total')
+  t.ok(commits! >= 2, `${commits} commits from two writers`)
+})
+
+t.test('a worker that dies is replaced; the others keep serving', async (t) => {
+  const server = await startWorkers(t, { DATABASE_URL: `file:${join(t.testdir(), 'plants.db')}` })
+  const [victim, survivor] = children(server.pid)
+  process.kill(victim!, 'SIGKILL')
+  t.equal(await create(server, 1), 200, 'served meanwhile')
+  await until(() => children(server.pid).length === 2 && !children(server.pid).includes(victim!), 'a new worker', 30_000)
+  t.ok(children(server.pid).includes(survivor!), 'the other was left alone')
+  await until(async () => await metric(server, 'plant_store_ready') === 2, 'both ready again', 30_000)
+  t.match(server.stdout(), /"msg":"a worker died: starting another"/)
+})
+
+t.test('SIGTERM to the primary alone, mid-load: every worker drains, exit 0, every acknowledged create kept', async (t) => {
+  const database = `file:${join(t.testdir(), 'plants.db')}`
+  const server = await startWorkers(t, { DATABASE_URL: database })
+  const load = createMany(server, 1, 100_000, 16)
+  await setTimeout(500)
+  server.stop('SIGTERM')
+  const statuses = await load
+  t.equal(await server.exited, 0, 'exit 0')
+  t.same(children(server.pid), [], 'no worker left')
+  const acknowledged = [...statuses].filter(([, status]) => status === 200).map(([id]) => id)
+  t.ok(acknowledged.length > 0, `${acknowledged.length} creates acknowledged before the stop`)
+  const answered = [...new Set(statuses.values())].filter((status) => status !== 200 && status !== 0)
+  t.same(answered.filter((status) => status !== 503), [], 'refused ones were 503s, no 500')
+  const again = await start(t, { PLANT_STORE_TOKENS: TOKEN, DATABASE_URL: database })
+  const kept = new Set(await allIds(again))
+  t.same(acknowledged.filter((id) => !kept.has(id)), [], 'none lost')
+})
+
+t.test('SIGTERM to the whole process group, twice: one clean stop, exit 0', async (t) => {
+  const server = await startWorkers(t, { DATABASE_URL: `file:${join(t.testdir(), 'plants.db')}` }, 2, true)
+  process.kill(-server.pid, 'SIGTERM')
+  await setTimeout(50)
+  process.kill(-server.pid, 'SIGTERM')
+  t.equal(await server.exited, 0)
+  const log = server.stdout()
+  t.equal(log.match(/"msg":"stopping the workers"/g)?.length, 1, 'the primary stops them once')
+  t.equal(log.match(/"msg":"shutting down"/g)?.length, 2, 'each worker shuts down once')
+  t.notMatch(server.stderr(), /second SIGTERM/)
+})
+
+t.test('a single server: a second SIGTERM is the same stop, exit 0', async (t) => {
+  const server = await start(t, { PLANT_STORE_TOKENS: TOKEN, LOG_LEVEL: 'info' })
+  process.kill(server.pid, 'SIGTERM')
+  process.kill(server.pid, 'SIGTERM')
+  t.equal(await server.exited, 0)
+  t.equal(server.stdout().match(/"msg":"shutting down"/g)?.length, 1)
+})
+
+t.test('a worker that cannot start stops the primary: exit 1, no restart loop', async (t) => {
+  // (A directory where the database file should be: every worker refuses it.)
+  const proc = run({ PLANT_STORE_TOKENS: TOKEN, WORKERS: '2', DATABASE_URL: `file:${t.testdir()}`, LOG_LEVEL: 'info' })
+  t.equal(await proc.exited, 1)
+  t.match(proc.stderr(), /cannot start: DATABASE_URL: .*directory/)
+  t.ok((proc.stdout().match(/"msg":"starting the workers"/g)?.length ?? 0) === 1, 'started once')
+  t.notMatch(proc.stdout(), /starting another/)
+})
+
+t.test('PostgreSQL and Redis: an instance of 2 workers and one of 1 act as one', { skip: POSTGRES_SKIP }, async (t) => {
+  const database = await freshSchemaUrl(t)
+  const env = { DATABASE_URL: database, REDIS_URL: 'redis://127.0.0.1:6379', TRUST_PROXY: '127.0.0.1', AUTH_FAILURE_LIMIT: '100' }
+  const [many, one] = await Promise.all([startWorkers(t, env, 2), startWorkers(t, env, 1)])
+  // Creates through either are read through the other.
+  const made = await Promise.all([createMany(many, 1, 200, 16), createMany(one, 201, 400, 16)])
+  t.same(made.flatMap((statuses) => [...new Set(statuses.values())]), [200, 200])
+  t.equal((await allIds(one)).length, 400)
+  t.equal((await allIds(many)).length, 400)
+
+  // 300 bad tokens from one client, spread over three processes in two instances.
+  const client = `10.${randomInt(256)}.${randomInt(256)}.${randomInt(1, 255)}`
+  const statuses = await Promise.all(Array.from({ length: 300 }, async (_, i) => {
+    const res = await fetch(`${(i % 3 === 0 ? one : many).url}/plants`, { headers: { authorization: 'Bearer wrong', 'x-forwarded-for': client } })
+    await res.arrayBuffer()
+    return res.status
+  }))
+  t.equal(statuses.filter((status) => status === 401).length, 100, '100 refused 401 in total')
+  t.equal(statuses.filter((status) => status === 429).length, 200, 'the other 200 throttled')
+})
