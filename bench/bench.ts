@@ -77,6 +77,8 @@ interface SystemSpec {
   webhook?: boolean
   /** Bound by its CPU alone (no database to wait for): under 90 % busy, the generator was the limit. */
   cpuBound?: boolean
+  /** Not pinned: server and generator share every core (the scale curve). */
+  spread?: boolean
 }
 
 interface Running extends SystemSpec {
@@ -103,8 +105,9 @@ const nodeArgs = (script: string) => script === SERVICE ? [...SERVICE_FLAGS, scr
 
 async function launch (spec: SystemSpec, extraEnv: Record<string, string> = {}): Promise<Running> {
   const port = await freePort()
-  const command = pinned ? 'taskset' : process.execPath
-  const argv = pinned ? ['-c', '0', process.execPath, ...nodeArgs(spec.script)] : nodeArgs(spec.script)
+  const pin = pinned && spec.spread !== true
+  const command = pin ? 'taskset' : process.execPath
+  const argv = pin ? ['-c', '0', process.execPath, ...nodeArgs(spec.script)] : nodeArgs(spec.script)
   const child = spawn(command, argv, {
     env: { PATH: process.env.PATH, PORT: String(port), PLANT_STORE_TOKENS: TOKEN, LOG_LEVEL: 'warn', ...spec.env, ...extraEnv },
     stdio: ['ignore', 'pipe', 'pipe']
@@ -242,12 +245,23 @@ const CLOCK_TICKS = (() => {
   }
 })()
 
-/** Microseconds of CPU (user and system, every thread) a process has used. */
+/** Microseconds of CPU (user and system, every thread) a process and its children (WORKERS) have used. */
 async function cpuUs (pid: number): Promise<number> {
   // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8')
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '')
+  if (stat === '') return 0
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  return (Number(fields[11]) + Number(fields[12])) * 1e6 / CLOCK_TICKS
+  const own = (Number(fields[11]) + Number(fields[12])) * 1e6 / CLOCK_TICKS
+  const children = await readFile(`/proc/${pid}/task/${pid}/children`, 'utf8').catch(() => '')
+  let total = own
+  for (const child of children.split(' ').filter(Boolean)) total += await cpuUs(Number(child))
+  return total
+}
+
+/** Microseconds of CPU the whole machine has spent busy (every core; /proc/stat). */
+async function machineBusyUs (): Promise<number> {
+  const [user, nice, system, , , irq, softirq, steal] = (await readFile('/proc/stat', 'utf8')).split('\n', 1)[0]!.split(/\s+/).slice(1).map(Number)
+  return (user! + nice! + system! + irq! + softirq! + steal!) * 1e6 / CLOCK_TICKS
 }
 
 const WRK_SCRIPT = here('./wrk/workload.lua')
@@ -262,8 +276,9 @@ async function loadWithWrk (system: Running, workload: Workload, duration: numbe
   const connections = WORKLOADS.find(({ key }) => key === workload)!.connections
   const kind = workload.startsWith('create') ? 'create' : workload
   const argv = ['-t1', `-c${connections}`, `-d${Math.max(1, Math.round(duration))}s`, '--latency', '-s', WRK_SCRIPT, system.url, '--', kind, TOKEN, String(system.nextId), String(SEEDED)]
+  const pin = pinned && system.spread !== true
   const output = await new Promise<string>((resolve, reject) => {
-    const child = spawn(pinned ? 'taskset' : 'wrk', pinned ? ['-c', '1', 'wrk', ...argv] : argv, { stdio: ['ignore', 'pipe', 'inherit'] })
+    const child = spawn(pin ? 'taskset' : 'wrk', pin ? ['-c', '1', 'wrk', ...argv] : argv, { stdio: ['ignore', 'pipe', 'inherit'] })
     let text = ''
     child.stdout!.setEncoding('utf8').on('data', (chunk) => { text += chunk })
     child.on('exit', (code) => code === 0 ? resolve(text) : reject(new Error(`wrk exited ${code}: ${text}`)))
@@ -349,6 +364,8 @@ const scratch = await mkdtemp(join(tmpdir(), 'plant-store-bench-'))
 const pgUrl = await postgresBenchUrl()
 const specs: SystemSpec[] = ([
   { key: 'memory', name: 'service, memory store', script: SERVICE, env: { DATABASE_URL: 'memory:' }, cpuBound: true },
+  // What metrics cost a request: the same service without them.
+  { key: 'memory-nometrics', name: 'service, memory store, metrics off', script: SERVICE, env: { DATABASE_URL: 'memory:', METRICS: 'false' }, cpuBound: true },
   { key: 'sqlite', name: 'service, SQLite (durable)', script: SERVICE, env: { DATABASE_URL: `file:${join(scratch, 'plants.db')}` } },
   { key: 'sqlite-nowebhooks', name: 'service, SQLite (durable), webhooks off', script: SERVICE, env: { DATABASE_URL: `file:${join(scratch, 'nowebhooks.db')}`, WEBHOOKS: 'false' } },
   {
@@ -398,6 +415,41 @@ try {
 } finally {
   await Promise.all(systems.map(stop))
   for (const receiver of receivers) receiver.kill('SIGTERM')
+}
+
+// The scale curve: durable creates with 1 and 2 workers, server and
+// generator sharing every core, as a deployment on this machine would.
+// What the generator took is the machine's busy CPU less the server's.
+interface ScalePoint { store: string, workers: number, rps: number[], serverShare: number[], generatorShare: number[] }
+const scale: ScalePoint[] = []
+const scaleSpecs = [
+  { store: 'SQLite', env: (workers: number) => ({ DATABASE_URL: `file:${join(scratch, `scale-${workers}.db`)}` }) },
+  ...(pgUrl ? [{ store: 'PostgreSQL', env: () => ({ DATABASE_URL: pgUrl }) }] : [])
+].filter(({ store }) => !args.systems || args.systems.split(',').some((key) => store.toLowerCase().startsWith(key)))
+for (const { store, env } of scaleSpecs) {
+  for (const workers of [1, 2]) {
+    const point: ScalePoint = { store, workers, rps: [], serverShare: [], generatorShare: [] }
+    scale.push(point)
+    const system = await launch({ key: `scale-${workers}`, name: `${store}, ${workers} worker(s)`, script: SERVICE, env: { ...env(workers), WORKERS: String(workers), WEBHOOKS: 'false' }, spread: true })
+    try {
+      await load(system, 'create', { duration: Math.min(DURATION, 0.5) })
+      for (let round = 1; round <= ROUNDS; round++) {
+        const machineBefore = await machineBusyUs()
+        const serverBefore = await cpuUs(system.child.pid!)
+        const wallBefore = performance.now()
+        const sample = await load(system, 'create')
+        const capacity = (performance.now() - wallBefore) * 1000 * cpus().length
+        const server = await cpuUs(system.child.pid!) - serverBefore
+        const machine = await machineBusyUs() - machineBefore
+        point.rps.push(sample.rps)
+        point.serverShare.push(server / capacity)
+        point.generatorShare.push(Math.max(0, machine - server) / capacity)
+        log(`scale ${round}: ${system.name.padEnd(28)} ${Math.round(sample.rps)} req/s, server ${Math.round(server / capacity * 100)} %, rest (generator) ${Math.round(Math.max(0, machine - server) / capacity * 100)} % of the machine`)
+      }
+    } finally {
+      await stop(system)
+    }
+  }
 }
 
 // Memory after many creates, and start-up time, on fresh processes.
@@ -509,6 +561,16 @@ for (const [key, mb] of Object.entries(memory)) {
 }
 const startup = median(startups)
 target('start-up to listening ≤ 400 ms (SQLite, fresh file)', startup, `${fmt(startup)} ms`, startup <= 400)
+
+if (scale.length > 0) {
+  lines.push('', `### Scale curve: durable creates with 1 and 2 workers (\`WORKERS\`), ${CONNECTIONS} connections, server and generator sharing all ${cpus().length} cores`, '')
+  lines.push('Webhooks off. Shares are of the whole machine (100 % = every core busy); the generator\'s is the machine\'s busy CPU less the server\'s (so it includes anything else running).', '')
+  lines.push('| Store | Workers | creates/s | × 1 worker | server CPU | generator and rest |', '|---|---|---|---|---|---|')
+  for (const point of scale) {
+    const one = scale.find((p) => p.store === point.store && p.workers === 1)!
+    lines.push(`| ${point.store} | ${point.workers} | ${fmt(median(point.rps))} | ${fmt(median(point.rps) / median(one.rps), 2)} | ${fmt(median(point.serverShare) * 100)} % | ${fmt(median(point.generatorShare) * 100)} % |`)
+  }
+}
 
 lines.push('', '| Target | Measured | Met |', '|---|---|---|')
 for (const [name, , shown, ok] of targets) lines.push(`| ${name} | ${shown} | ${ok ? 'yes' : '**no**'} |`)

@@ -8,16 +8,17 @@ import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import t from 'tap'
 
-// Eight servers start, are seeded and loaded briefly: more than tap's default.
-t.setTimeout(300_000)
+// Eight servers start, are seeded and loaded briefly, and four more for the
+// scale curve: more than tap's default.
+t.setTimeout(480_000)
 
 t.test('npm run bench -- --smoke runs every system and writes its table', async (t) => {
   const out = join(t.testdir(), 'results.md')
   const bench = fileURLToPath(new URL('../bench/bench.ts', import.meta.url))
-  const { stdout } = await promisify(execFile)(process.execPath, [bench, '--smoke', '--out', out], { timeout: 260_000 })
+  const { stdout } = await promisify(execFile)(process.execPath, [bench, '--smoke', '--out', out], { timeout: 440_000 })
   const written = await readFile(out, 'utf8')
   t.equal(stdout, written, 'the table printed is the table written')
-  for (const system of ['service, memory store', 'service, SQLite (durable)', 'service, SQLite (durable), webhooks off', 'service, SQLite + 1 webhook subscriber', 'baseline: bare Fastify + Map', 'baseline: raw node:http + Map', 'peer: Express 5 + express-openapi-validator']) {
+  for (const system of ['service, memory store', 'service, memory store, metrics off', 'service, SQLite (durable)', 'service, SQLite (durable), webhooks off', 'service, SQLite + 1 webhook subscriber', 'baseline: bare Fastify + Map', 'baseline: raw node:http + Map', 'peer: Express 5 + express-openapi-validator']) {
     for (const workload of ['POST /plants \\(unique ids\\), 1 connection', 'POST /plants \\(unique ids\\), 32 connections', 'POST /plants \\(unique ids\\), 256 connections', 'GET /plants\\?limit=100']) {
       // req/s, p50/p99, × Fastify, CPU µs per request, its ratio, busy %.
       t.match(written, new RegExp(`^\\| ${system.replace(/[()+.]/g, '\\$&')} \\| ${workload} \\| [\\d,]+ \\| [\\d,]+/[\\d,]+ \\| ([\\d.]+|–) \\| [\\d,]+ \\| ([\\d.]+|–) \\| [\\d,]+`, 'm'), `${system}: ${workload} was measured`)
@@ -26,4 +27,8 @@ t.test('npm run bench -- --smoke runs every system and writes its table', async 
   t.match(written, /^\| CPU µs per create, memory store ≤ 1\.10 × bare Fastify's \| ([\d.]+|–) × \| (yes|\*\*no\*\*) \|$/m, 'the targets are reported')
   t.match(written, /^\| durable creates\/s, webhooks on with no subscriber, within 3 % of webhooks off \| ([\d.]+|–) × \| (yes|\*\*no\*\*) \|$/m, 'webhooks on against off')
   t.match(written, /^\| start-up to listening ≤ 400 ms/m)
+  // The scale curve: 1 and 2 workers, with the generator's share stated.
+  for (const workers of [1, 2]) {
+    t.match(written, new RegExp(`^\\| SQLite \\| ${workers} \\| [\\d,]+ \\| [\\d.]+ \\| \\d+ % \\| \\d+ % \\|$`, 'm'), `SQLite, ${workers} worker(s)`)
+  }
 })
