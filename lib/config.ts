@@ -32,6 +32,11 @@ export const ENV_SCHEMA = {
     WORKERS: { type: 'string', pattern: '^(auto|[1-9][0-9]{0,2})$', default: '1', description: 'Worker processes sharing the port, each with its own store connection, under a primary that restarts one that dies; `auto`: one per available core' },
     TRUST_PROXY: { type: 'string', minLength: 1, default: 'false', description: 'Which proxies may name the client in `X-Forwarded-For` (for the failed-authentication limit and the log): `false` (none: the connection\'s address), comma-separated addresses or CIDR ranges of the proxies, or `true` (any peer: only when every connection comes through a proxy that overwrites the header)' },
     REDIS_URL: { type: 'string', pattern: '^rediss?://', description: 'Redis (`redis://` or `rediss://`) that keeps failed-authentication counts for every instance and worker sharing it. Unset: each process counts its own. Redis that does not answer lets failures through uncounted (401, not 429)' },
+    OTEL_EXPORTER_OTLP_ENDPOINT: { type: 'string', pattern: '^https?://', description: 'OpenTelemetry: the OTLP/HTTP collector traces go to (`http://collector:4318`). Set (or `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`), the server exports a span per request, its store operations and its webhook attempts, and log lines carry `trace_id` and `span_id`; unset, no tracing code runs. The SDK reads the other standard `OTEL_EXPORTER_OTLP_*` variables (headers, timeout) itself' },
+    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: { type: 'string', pattern: '^https?://', description: 'OpenTelemetry: the full URL traces are sent to (`http://collector:4318/v1/traces`), instead of the endpoint above' },
+    OTEL_SERVICE_NAME: { type: 'string', minLength: 1, default: 'plant-store', description: 'OpenTelemetry: the `service.name` of the spans' },
+    OTEL_SDK_DISABLED: { type: 'boolean', default: false, description: 'OpenTelemetry: `true` turns tracing off whatever else is set' },
+    OTEL_BSP_SCHEDULE_DELAY: { type: 'integer', minimum: 1, maximum: 600_000, default: 5000, description: 'OpenTelemetry: milliseconds between two exports of the spans held' },
     SHUTDOWN_TIMEOUT: { type: 'integer', minimum: 1, default: 10_000, description: 'Milliseconds a graceful shutdown may take before the process exits anyway (code 1)' },
     CORS_ORIGINS: { type: 'string', description: 'Comma-separated origins allowed to call the API from a browser, or `*`. Unset: CORS off' },
     AUTH_FAILURE_LIMIT: { type: 'integer', minimum: 0, default: DEFAULT_AUTH_FAILURE_LIMIT.max, description: 'Failed authentications per client address and window before 429; `0` turns the limit off' },
@@ -71,6 +76,8 @@ export interface ServerConfig {
   /** Fastify's `trustProxy`. */
   trustProxy: boolean | string[]
   redisUrl?: string
+  /** Set when traces are exported (the OTLP endpoint is set, the SDK not disabled). */
+  tracing?: { serviceName: string, scheduleDelayMs: number }
   /** `tokens` is empty when none was configured: the server then provides one. */
   plugin: PlantStoreOptions & { tokens: string[], database: string }
 }
@@ -144,6 +151,9 @@ export function loadConfig (environment: NodeJS.ProcessEnv): ServerConfig {
     workers,
     trustProxy: proxies,
     ...(env.REDIS_URL !== undefined && { redisUrl: env.REDIS_URL }),
+    ...((env.OTEL_EXPORTER_OTLP_ENDPOINT ?? env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) !== undefined && !env.OTEL_SDK_DISABLED && {
+      tracing: { serviceName: env.OTEL_SERVICE_NAME, scheduleDelayMs: env.OTEL_BSP_SCHEDULE_DELAY }
+    }),
     log: { level: env.LOG_LEVEL, format: env.LOG_FORMAT },
     shutdownTimeout: env.SHUTDOWN_TIMEOUT,
     edge: {

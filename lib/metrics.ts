@@ -5,6 +5,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
 import type { Metric } from 'prom-client'
 import type { AttemptOutcome, WebhookStorage } from './stores/webhook-storage.ts'
+import { wrapStore } from './stores/plant-storage.ts'
 import type { PlantStorage, PoolCounts, StoreObserver } from './stores/plant-storage.ts'
 
 /** What the readiness gauges read. */
@@ -15,10 +16,6 @@ export interface StateSource {
 
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 const ROWS_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
-
-// The operations of PlantStorage and WebhookStorage whose durations are kept.
-const PLANT_OPERATIONS = ['create', 'get', 'list', 'delete', 'ping', 'close'] as const
-const WEBHOOK_OPERATIONS = ['subscribe', 'subscriptions', 'subscription', 'unsubscribe', 'deliveries', 'retry', 'claim', 'record', 'release', 'backlog'] as const
 
 type Labels<Names extends string> = Partial<Record<Names, string | number>>
 
@@ -107,36 +104,15 @@ export class PlantStoreMetrics {
 
   /** A store whose operations are timed and whose webhook attempts are counted. */
   instrument (store: PlantStorage, name: string): PlantStorage {
-    // A plain object over the store: its own methods are called on it, so
-    // that its private fields stay reachable.
-    const timed = <T extends object>(target: T, operations: readonly string[], extra?: (operation: string, args: unknown[]) => void): T => {
-      const wrapped: Record<string, unknown> = {}
-      for (const operation of operations) {
-        const method = (target as Record<string, unknown>)[operation]
-        if (typeof method !== 'function') continue
-        if (operation === 'close') {
-          wrapped[operation] = method.bind(target)
-          continue
-        }
-        const histogram = this.#storeDurations.labels({ store: name, operation })
-        wrapped[operation] = async (...args: unknown[]) => {
-          extra?.(operation, args)
-          const end = histogram.startTimer()
-          try {
-            return await method.apply(target, args)
-          } finally {
-            end()
-          }
-        }
-      }
-      return wrapped as T
+    const histogram = childCache((values: Labels<'store' | 'operation'>) => this.#storeDurations.labels(values))
+    const timed = (operation: string, _args: unknown[], call: () => Promise<unknown>) => {
+      const end = histogram(operation, { store: name, operation }).startTimer()
+      return call().finally(() => end())
     }
-    const webhooks = store.webhooks && timed(store.webhooks, WEBHOOK_OPERATIONS, (operation, args) => {
+    return wrapStore(store, timed, (operation, args, call) => {
       if (operation === 'record') for (const outcome of args[0] as AttemptOutcome[]) this.#deliveries.inc({ outcome: outcomeOf(outcome) })
+      return timed(operation, args, call)
     })
-    const instrumented = timed(store, PLANT_OPERATIONS)
-    Object.defineProperty(instrumented, 'webhooks', { value: webhooks })
-    return instrumented
   }
 
   /** Gauges read at each scrape: readiness, the webhook backlog, the PostgreSQL pool. */

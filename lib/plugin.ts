@@ -99,6 +99,13 @@ export interface PlantStoreOptions {
    * prom-client registry instead; false turns them off (404).
    */
   metrics?: false | MetricsPluginOptions
+  /**
+   * Traces (README: Operating at scale): a span per store operation and per
+   * webhook attempt, the trace context kept with each delivery and sent to
+   * its receiver. Needs an OpenTelemetry SDK registered by the host (and
+   * @fastify/otel for the request spans). Default false: no tracing code runs.
+   */
+  tracing?: boolean
   /** PostgreSQL: connections in the pool the plugin opens. Default 10. */
   poolSize?: number
   /**
@@ -137,7 +144,10 @@ const plantStore: FastifyPluginAsync<PlantStoreOptions> = async function plantSt
     fastify.addHook('onClose', () => opened.close())
   }
   const storeName = typeof options.database === 'object' ? 'custom' : storeKind(options.database ?? DEFAULT_DATABASE_URL) ?? 'custom'
-  const store = metrics === undefined ? opened : metrics.instrument(opened, storeName)
+  // Loaded only when asked for: without traces no OpenTelemetry code runs.
+  const tracing = options.tracing === true ? await import('./tracing.ts') : undefined
+  const traced = tracing === undefined ? opened : tracing.tracedStore(opened, storeName)
+  const store = metrics === undefined ? traced : metrics.instrument(traced, storeName)
   // Ready, overloaded or closing: /readyz, the hooks below and the answers'
   // Connection header read it.
   const lifecycle = new Lifecycle(options.overload ?? {})
@@ -147,7 +157,7 @@ const plantStore: FastifyPluginAsync<PlantStoreOptions> = async function plantSt
   // Webhook deliveries go out from the moment the app is ready until it
   // begins to close (what is left stays pending for the next start).
   const webhookOptions = options.webhooks === false ? undefined : { ...DEFAULT_WEBHOOKS, ...options.webhooks }
-  const dispatcher = webhookOptions && store.webhooks && new WebhookDispatcher(store.webhooks, webhookOptions, fastify.log)
+  const dispatcher = webhookOptions && store.webhooks && new WebhookDispatcher(store.webhooks, webhookOptions, fastify.log, tracing?.traceAttempt)
   if (dispatcher !== undefined) {
     fastify.addHook('onReady', (done) => { dispatcher.start(); done() })
     fastify.addHook('preClose', () => dispatcher.stop())

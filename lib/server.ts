@@ -115,10 +115,16 @@ async function serve (): Promise<void> {
     process.on('disconnect', () => stop('the primary is gone'))
   }
 
+  // OpenTelemetry, when its endpoint is set (and only then loaded): the SDK
+  // before the app, so that the app's every span goes out; log lines name
+  // the span they were written in.
+  const tracing = config.tracing && (await import('./tracing-sdk.ts')).startTracing(config.tracing)
+  const traceIds = tracing && (await import('./tracing.ts')).traceIds
+
   const app = Fastify({
     ...edgeServerOptions(limits),
     ...DRAIN_SERVER_OPTIONS,
-    logger,
+    logger: traceIds ? { ...logger, mixin: traceIds } : logger,
     genReqId: requestId,
     // Whom X-Forwarded-For may name the client for (request.ip: the failure
     // limit's key and the log's client); by default nobody, so that a client
@@ -159,6 +165,13 @@ async function serve (): Promise<void> {
     await Promise.race([once(redis, 'ready'), setTimeout(2000)]).catch(() => {})
     if (redis.status !== 'ready') app.log.warn({ redis: redactedUrl(config.redisUrl) }, 'Redis does not answer yet: failed authentications are not counted until it does')
     options.redis = redis
+  }
+
+  if (tracing) {
+    await app.register(tracing.plugin)
+    options.tracing = true
+    // (After the store closed: the spans of the drain go out too.)
+    app.addHook('onClose', () => tracing.shutdown())
   }
 
   // A worker's metrics are the primary's to gather: GET /metrics on any

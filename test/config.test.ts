@@ -150,7 +150,7 @@ t.test('AUTH_FAILURE_LIMIT=0 turns the limit off', async (t) => {
 
 t.test('every declared variable is read, and only those', async (t) => {
   const names = Object.keys(ENV_SCHEMA.properties)
-  t.equal(names.length, 31)
+  t.equal(names.length, 36)
   // A variable the declaration does not name changes nothing.
   t.same(loadConfig({ PORTS: '1', port: '1' }), loadConfig({}))
 })

@@ -27,7 +27,7 @@ t.test('durable settings: WAL and synchronous=FULL, schema version recorded', as
   const db = new DatabaseSync(path)
   t.teardown(() => db.close())
   t.same(db.prepare('PRAGMA journal_mode').get(), { journal_mode: 'wal' })
-  t.same(db.prepare('SELECT version FROM plant_store_migrations').all().map((row) => ({ ...row })), [{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }], 'the plants, the webhook outbox, its index of due deliveries, when each delivery was written')
+  t.same(db.prepare('SELECT version FROM plant_store_migrations').all().map((row) => ({ ...row })), [{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }, { version: 5 }], 'the plants, the webhook outbox, its index of due deliveries, when each delivery was written, the trace it continues')
 })
 
 t.test('concurrent creates share commits (group commit)', async (t) => {
@@ -119,7 +119,7 @@ t.test('stores opening one new file at once migrate it once', async (t) => {
   t.same(await stores[3]!.get(1n), { id: 1n, name: 'Fern' })
   const db = new DatabaseSync(path)
   t.teardown(() => db.close())
-  t.same(db.prepare('SELECT version FROM plant_store_migrations').all().map((row) => ({ ...row })), [{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }], 'the plants, the webhook outbox, its index of due deliveries, when each delivery was written')
+  t.same(db.prepare('SELECT version FROM plant_store_migrations').all().map((row) => ({ ...row })), [{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }, { version: 5 }], 'the plants, the webhook outbox, its index of due deliveries, when each delivery was written, the trace it continues')
 })
 
 t.test('a row the database refuses fails alone; the rest of its transaction commits', async (t) => {

@@ -249,6 +249,16 @@ export function storeSuite (t: Test, open: (t: Test) => Promise<PlantStorage>): 
     t.equal(await webhooks.retry(subscription(1).id, 999_999n, now), undefined)
   })
 
+  t.test('webhooks: the trace context a create is given is kept with its deliveries and claimed with them', async (t) => {
+    const { store, webhooks } = await withOutbox(t, 2, 0n)
+    const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01'
+    await store.create({ id: 1n, name: 'traced' }, traceparent)
+    await store.create({ id: 2n, name: 'untraced' })
+    const claimed = await claimAll(webhooks)
+    t.same(claimed.filter((delivery) => delivery.payload.includes('"traced"')).map((delivery) => delivery.traceparent), [traceparent, traceparent])
+    t.same(claimed.filter((delivery) => delivery.payload.includes('untraced')).map((delivery) => 'traceparent' in delivery), [false, false], 'none when not given')
+  })
+
   t.test('webhooks: the backlog counts pending deliveries and dates the oldest from when it was written', async (t) => {
     const before = Date.now()
     const { store, webhooks } = await withOutbox(t, 2, 0n)

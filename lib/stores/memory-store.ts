@@ -24,12 +24,12 @@ export class MemoryStore implements PlantStorage {
     return low
   }
 
-  async create (plant: StoredPlant): Promise<CreateOutcome> {
+  async create (plant: StoredPlant, traceparent?: string): Promise<CreateOutcome> {
     const existing = this.#plants.get(plant.id)
     if (existing !== undefined) return outcomeOver(existing, plant)
     // A copy, so that the caller cannot change what is stored.
     this.#plants.set(plant.id, plantOf(plant.id, plant.name, plant.tag))
-    if (this.webhooks.hasSubscriptions) this.webhooks.enqueue(plant.id, newPlantPayload(plant), Date.now())
+    if (this.webhooks.hasSubscriptions) this.webhooks.enqueue(plant.id, newPlantPayload(plant), Date.now(), traceparent)
     // Ids often arrive in ascending order: appending is the common case.
     const last = this.#ids.at(-1)
     if (last === undefined || last < plant.id) this.#ids.push(plant.id)

@@ -8,6 +8,7 @@ interface Row extends DeliveryRecord {
   createdAt: number
   payload: string
   leaseUntil?: number
+  traceparent?: string
 }
 
 export class MemoryWebhooks implements WebhookStorage {
@@ -22,10 +23,10 @@ export class MemoryWebhooks implements WebhookStorage {
   }
 
   /** The plant store calls this when it creates a plant: one delivery per subscription. */
-  enqueue (plantId: bigint, payload: string, now: number): void {
+  enqueue (plantId: bigint, payload: string, now: number, traceparent?: string): void {
     for (const { id } of this.#subscriptions.values()) {
       const seq = ++this.#seq
-      this.#deliveries.set(seq, { seq, subscriptionId: id, plantId, payload, status: 'pending', attempts: 0, nextAttemptAt: now, createdAt: now })
+      this.#deliveries.set(seq, { seq, subscriptionId: id, plantId, payload, status: 'pending', attempts: 0, nextAttemptAt: now, createdAt: now, ...(traceparent !== undefined && { traceparent }) })
     }
   }
 
@@ -82,7 +83,7 @@ export class MemoryWebhooks implements WebhookStorage {
     return earliest(candidates, limit).map((row) => {
       row.leaseUntil = leaseUntil
       const { url, secret } = this.#subscriptions.get(row.subscriptionId)!
-      return { seq: row.seq, subscriptionId: row.subscriptionId, url, secret, payload: row.payload, attempts: row.attempts }
+      return { seq: row.seq, subscriptionId: row.subscriptionId, url, secret, payload: row.payload, attempts: row.attempts, ...(row.traceparent !== undefined && { traceparent: row.traceparent }) }
     })
   }
 

@@ -22,7 +22,11 @@ export interface ListOptions {
 }
 
 export interface PlantStorage {
-  create (plant: StoredPlant): Promise<CreateOutcome>
+  /**
+   * `traceparent`: the W3C trace context the plant's newPlant deliveries
+   * continue (kept with them, sent to receivers), when traces are on.
+   */
+  create (plant: StoredPlant, traceparent?: string): Promise<CreateOutcome>
   get (id: bigint): Promise<StoredPlant | undefined>
   /** Plants in ascending id order. */
   list (options: ListOptions): Promise<StoredPlant[]>
@@ -72,4 +76,34 @@ export function plantOf (id: bigint, name: string, tag: string | null | undefine
  */
 export function outcomeOver (stored: PlantContent, plant: PlantContent): 'replayed' | 'conflict' {
   return stored.name === plant.name && (stored.tag ?? undefined) === (plant.tag ?? undefined) ? 'replayed' : 'conflict'
+}
+
+/** What a wrapper does around one operation: time it, trace it. */
+export type Around = (operation: string, args: unknown[], call: () => Promise<unknown>) => Promise<unknown>
+
+const PLANT_OPERATIONS = ['create', 'get', 'list', 'delete', 'ping'] as const
+const WEBHOOK_OPERATIONS = ['subscribe', 'subscriptions', 'subscription', 'unsubscribe', 'deliveries', 'retry', 'claim', 'record', 'release', 'backlog'] as const
+
+function around<T extends object> (target: T, operations: readonly string[], wrap: Around, bound: readonly string[]): T {
+  // A plain object over the store: its methods are called on it, so that
+  // its private fields stay reachable.
+  const wrapped: Record<string, unknown> = {}
+  const methods = target as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>
+  for (const operation of operations) {
+    if (typeof methods[operation] !== 'function') continue
+    wrapped[operation] = (...args: unknown[]) => wrap(operation, args, () => methods[operation]!.apply(target, args))
+  }
+  for (const name of bound) if (typeof methods[name] === 'function') wrapped[name] = methods[name]!.bind(target)
+  return wrapped as T
+}
+
+/**
+ * The store with its operations run through `plant` (and its webhook
+ * outbox's through `webhooks`, when given); `close` and `poolCounts` stay
+ * the store's own. Metrics and traces wrap a store this way.
+ */
+export function wrapStore (store: PlantStorage, plant: Around, webhooks?: Around): PlantStorage {
+  const wrapped = around(store, PLANT_OPERATIONS, plant, ['close', 'poolCounts'])
+  const outbox = store.webhooks && webhooks ? around(store.webhooks, WEBHOOK_OPERATIONS, webhooks, []) : store.webhooks
+  return Object.defineProperty(wrapped, 'webhooks', { value: outbox, enumerable: true })
 }

@@ -8,7 +8,7 @@ import { StoreUnavailableError } from '../errors.ts'
 import { migrate } from './migrations.ts'
 import { outcomeOver, plantOf } from './plant-storage.ts'
 import type { CreateOutcome, ListOptions, PlantStorage, PoolCounts, StoredPlant } from './plant-storage.ts'
-import { POSTGRES_WEBHOOK_CREATED_AT, POSTGRES_WEBHOOK_DUE_INDEX, POSTGRES_WEBHOOK_MIGRATION, PostgresWebhooks, WEBHOOK_STATEMENTS } from './postgres-webhooks.ts'
+import { POSTGRES_WEBHOOK_CREATED_AT, POSTGRES_WEBHOOK_TRACEPARENT, POSTGRES_WEBHOOK_DUE_INDEX, POSTGRES_WEBHOOK_MIGRATION, PostgresWebhooks, WEBHOOK_STATEMENTS } from './postgres-webhooks.ts'
 import type { WebhookStatement } from './postgres-webhooks.ts'
 import { newPlantPayload } from './webhook-storage.ts'
 import type { WebhookStorage } from './webhook-storage.ts'
@@ -22,7 +22,8 @@ const POSTGRES_MIGRATIONS: readonly string[] = [
    )`,
   POSTGRES_WEBHOOK_MIGRATION,
   POSTGRES_WEBHOOK_DUE_INDEX,
-  POSTGRES_WEBHOOK_CREATED_AT
+  POSTGRES_WEBHOOK_CREATED_AT,
+  POSTGRES_WEBHOOK_TRACEPARENT
 ]
 
 // Any key will do, as long as every instance uses the same one.
@@ -53,14 +54,14 @@ const STATEMENTS = {
   // statement writes each inserted plant's webhook deliveries, one per
   // subscription: a plant and its events commit together.
   plant_store_insert: `WITH batch AS (
-      SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS b (id, name, tag, payload, n)
+      SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $6::text[]) WITH ORDINALITY AS b (id, name, tag, payload, traceparent, n)
     ), inserted AS (
       INSERT INTO plants (id, name, tag) SELECT id, name, tag FROM batch ORDER BY n
       ON CONFLICT (id) DO NOTHING RETURNING id
     ), events AS (
-      INSERT INTO webhook_deliveries (subscription_seq, plant_id, payload, next_attempt_at, created_at)
-      SELECT s.seq, i.id, first.payload, $5, $5 FROM inserted i
-        CROSS JOIN LATERAL (SELECT payload FROM batch WHERE batch.id = i.id ORDER BY n LIMIT 1) first
+      INSERT INTO webhook_deliveries (subscription_seq, plant_id, payload, next_attempt_at, created_at, traceparent)
+      SELECT s.seq, i.id, first.payload, $5, $5, first.traceparent FROM inserted i
+        CROSS JOIN LATERAL (SELECT payload, traceparent FROM batch WHERE batch.id = i.id ORDER BY n LIMIT 1) first
         CROSS JOIN webhook_subscriptions s
     )
     SELECT id FROM inserted`,
@@ -93,7 +94,7 @@ export interface PostgresStoreOptions {
 export class PostgresStore implements PlantStorage {
   readonly #pool: pg.Pool
   readonly #poolSize: number
-  #batch: Array<{ plant: StoredPlant, resolve: (outcome: CreateOutcome) => void, reject: (err: Error) => void }> = []
+  #batch: Array<{ plant: StoredPlant, traceparent: string | undefined, resolve: (outcome: CreateOutcome) => void, reject: (err: Error) => void }> = []
   #migrated = false
   #migrating: Promise<void> | undefined
   #migrationFailure: { error: Error, until: number } | undefined
@@ -231,9 +232,9 @@ export class PostgresStore implements PlantStorage {
    * Creates that arrive in one turn of the event loop go to PostgreSQL as
    * one statement: one round trip and one commit for all of them.
    */
-  async create (plant: StoredPlant): Promise<CreateOutcome> {
+  async create (plant: StoredPlant, traceparent?: string): Promise<CreateOutcome> {
     return new Promise((resolve, reject) => {
-      this.#batch.push({ plant, resolve, reject })
+      this.#batch.push({ plant, traceparent, resolve, reject })
       if (this.#batch.length === 1) setImmediate(() => this.#flush())
     })
   }
@@ -242,7 +243,7 @@ export class PostgresStore implements PlantStorage {
     const batch = this.#batch
     this.#batch = []
     try {
-      const outcomes = await this.#createAll(batch.map(({ plant }) => plant))
+      const outcomes = await this.#createAll(batch)
       batch.forEach(({ resolve }, i) => resolve(outcomes[i]!))
     } catch (err) {
       // The database is away: every create of the batch gets its 503.
@@ -252,15 +253,16 @@ export class PostgresStore implements PlantStorage {
       }
       // One row the database refused must not fail the others: each is
       // tried again alone, and only the bad one fails.
-      await Promise.all(batch.map(({ plant, resolve, reject }) =>
-        this.#createAll([plant]).then((outcomes) => resolve(outcomes[0]!), reject)))
+      await Promise.all(batch.map((write) =>
+        this.#createAll([write]).then((outcomes) => write.resolve(outcomes[0]!), write.reject)))
     }
   }
 
-  async #createAll (plants: StoredPlant[]): Promise<CreateOutcome[]> {
+  async #createAll (writes: Array<{ plant: StoredPlant, traceparent: string | undefined }>): Promise<CreateOutcome[]> {
+    const plants = writes.map(({ plant }) => plant)
     const ids = plants.map(({ id }) => id.toString())
     const inserted = await this.#query<{ id: string }>('plant_store_insert',
-      [ids, plants.map(({ name }) => name), plants.map(({ tag }) => tag ?? null), plants.map(newPlantPayload), Date.now()])
+      [ids, plants.map(({ name }) => name), plants.map(({ tag }) => tag ?? null), plants.map(newPlantPayload), Date.now(), writes.map(({ traceparent }) => traceparent ?? null)])
     const fresh = new Set(inserted.rows.map(({ id }) => id))
     const outcomes: Array<CreateOutcome | undefined> = plants.map(({ id }) => {
       const key = id.toString()
@@ -280,7 +282,7 @@ export class PostgresStore implements PlantStorage {
       else outcomes[i] = outcomeOver(row, plant)
     })
     if (retry.length > 0) {
-      const again = await this.#createAll(retry.map((i) => plants[i]!))
+      const again = await this.#createAll(retry.map((i) => writes[i]!))
       retry.forEach((i, j) => { outcomes[i] = again[j] })
     }
     return outcomes as CreateOutcome[]

@@ -40,6 +40,9 @@ export const POSTGRES_WEBHOOK_CREATED_AT = `
   CREATE INDEX webhook_deliveries_pending_age ON webhook_deliveries (created_at) WHERE status = 'pending';
 `
 
+/** The trace each delivery continues: the fifth migration. */
+export const POSTGRES_WEBHOOK_TRACEPARENT = 'ALTER TABLE webhook_deliveries ADD COLUMN traceparent TEXT'
+
 /** Claims read each subscription's due deliveries through an index of its own. */
 export const POSTGRES_WEBHOOK_DUE_INDEX = `
   DROP INDEX webhook_deliveries_due;
@@ -73,7 +76,7 @@ export const WEBHOOK_STATEMENTS = {
     )
     UPDATE webhook_deliveries d SET lease_until = $5 FROM due, webhook_subscriptions s
     WHERE d.seq = due.seq AND s.seq = d.subscription_seq
-    RETURNING d.seq, s.id AS subscription_id, s.url, s.secret, d.payload, d.attempts, d.next_attempt_at`,
+    RETURNING d.seq, s.id AS subscription_id, s.url, s.secret, d.payload, d.attempts, d.next_attempt_at, d.traceparent`,
   plant_store_wh_delivered: `UPDATE webhook_deliveries SET status = 'delivered', attempts = attempts + 1, last_status = $1,
     last_error = NULL, delivered_at = $2, next_attempt_at = NULL, lease_until = NULL WHERE seq = $3 AND status = 'pending'`,
   // No next attempt: that was the last one.
@@ -126,11 +129,20 @@ export class PostgresWebhooks implements WebhookStorage {
   }
 
   async claim ({ now, limit, perSubscription, inFlight, leaseUntil }: ClaimOptions): Promise<DueDelivery[]> {
-    const { rows } = await this.#query<{ seq: string, subscription_id: string, url: string, secret: string, payload: string, attempts: number, next_attempt_at: string }>(
+    const { rows } = await this.#query<{ seq: string, subscription_id: string, url: string, secret: string, payload: string, attempts: number, next_attempt_at: string, traceparent: string | null }>(
       'plant_store_wh_claim', [now, Object.keys(inFlight), perSubscription, limit, leaseUntil, Object.values(inFlight)])
     // (UPDATE … RETURNING keeps no order.)
     return rows
-      .map((row) => ({ seq: BigInt(row.seq), nextAttemptAt: Number(row.next_attempt_at), subscriptionId: row.subscription_id, url: row.url, secret: row.secret, payload: row.payload, attempts: row.attempts }))
+      .map((row) => ({
+        seq: BigInt(row.seq),
+        nextAttemptAt: Number(row.next_attempt_at),
+        subscriptionId: row.subscription_id,
+        url: row.url,
+        secret: row.secret,
+        payload: row.payload,
+        attempts: row.attempts,
+        ...(row.traceparent !== null && { traceparent: row.traceparent })
+      }))
       .sort(byDue)
       .map(({ nextAttemptAt: _due, ...delivery }) => delivery)
   }

@@ -5,7 +5,7 @@
 import { statSync } from 'node:fs'
 import type { DatabaseSync, SQLInputValue } from 'node:sqlite'
 import { migrate } from './migrations.ts'
-import { SQLITE_WEBHOOK_CREATED_AT, SQLITE_WEBHOOK_DUE_INDEX, SQLITE_WEBHOOK_MIGRATION } from './sqlite-webhooks.ts'
+import { SQLITE_WEBHOOK_CREATED_AT, SQLITE_WEBHOOK_TRACEPARENT, SQLITE_WEBHOOK_DUE_INDEX, SQLITE_WEBHOOK_MIGRATION } from './sqlite-webhooks.ts'
 
 /** Applied in order; a released migration is never edited, only added to. */
 export const SQLITE_MIGRATIONS: readonly string[] = [
@@ -16,7 +16,8 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
    ) STRICT`,
   SQLITE_WEBHOOK_MIGRATION,
   SQLITE_WEBHOOK_DUE_INDEX,
-  SQLITE_WEBHOOK_CREATED_AT
+  SQLITE_WEBHOOK_CREATED_AT,
+  SQLITE_WEBHOOK_TRACEPARENT
 ]
 
 /**

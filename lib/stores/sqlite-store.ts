@@ -186,8 +186,8 @@ export class SqliteStore implements PlantStorage {
     worker.postMessage(batch)
   }
 
-  async create (plant: StoredPlant): Promise<CreateOutcome> {
-    return await this.#write({ op: 'create', plant, now: Date.now() }) as CreateOutcome
+  async create (plant: StoredPlant, traceparent?: string): Promise<CreateOutcome> {
+    return await this.#write(traceparent === undefined ? { op: 'create', plant, now: Date.now() } : { op: 'create', plant, now: Date.now(), traceparent }) as CreateOutcome
   }
 
   /** The webhook outbox: changes through the writer, reads on the reading connection. */

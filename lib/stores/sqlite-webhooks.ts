@@ -40,6 +40,9 @@ export const SQLITE_WEBHOOK_CREATED_AT = `
   CREATE INDEX webhook_deliveries_pending_age ON webhook_deliveries (created_at) WHERE status = 'pending';
 `
 
+/** The trace each delivery continues: the fifth migration. */
+export const SQLITE_WEBHOOK_TRACEPARENT = 'ALTER TABLE webhook_deliveries ADD COLUMN traceparent TEXT'
+
 /** Claims read each subscription's due deliveries through an index of its own. */
 export const SQLITE_WEBHOOK_DUE_INDEX = `
   DROP INDEX webhook_deliveries_due;
@@ -53,8 +56,8 @@ const DUE = "subscription_seq = ? AND status = 'pending' AND next_attempt_at <= 
 
 /** The writer thread's side: every change to the outbox. */
 export function webhookWrites (prepare: Prepare) {
-  const enqueue = prepare(`INSERT INTO webhook_deliveries (subscription_seq, plant_id, payload, next_attempt_at, created_at)
-    SELECT seq, ?1, ?2, ?3, ?3 FROM webhook_subscriptions ORDER BY seq`)
+  const enqueue = prepare(`INSERT INTO webhook_deliveries (subscription_seq, plant_id, payload, next_attempt_at, created_at, traceparent)
+    SELECT seq, ?1, ?2, ?3, ?3, ?4 FROM webhook_subscriptions ORDER BY seq`)
   const subscribe = prepare(`INSERT INTO webhook_subscriptions (id, url, description, secret, created_at)
     SELECT ?, ?, ?, ?, ? WHERE (SELECT count(*) FROM webhook_subscriptions) < ?`)
   const forget = prepare('DELETE FROM webhook_deliveries WHERE subscription_seq = (SELECT seq FROM webhook_subscriptions WHERE id = ?)')
@@ -66,7 +69,7 @@ export function webhookWrites (prepare: Prepare) {
   // range, however long its backlog.
   const subscriptions = prepare('SELECT seq, id, url, secret FROM webhook_subscriptions ORDER BY seq')
   const anySubscription = prepare('SELECT EXISTS (SELECT 1 FROM webhook_subscriptions) AS found')
-  const due = prepare(`SELECT seq, payload, attempts, next_attempt_at FROM webhook_deliveries WHERE ${DUE} ORDER BY next_attempt_at, seq LIMIT ?`)
+  const due = prepare(`SELECT seq, payload, attempts, next_attempt_at, traceparent FROM webhook_deliveries WHERE ${DUE} ORDER BY next_attempt_at, seq LIMIT ?`)
   const lease = prepare('UPDATE webhook_deliveries SET lease_until = ? WHERE seq = ?')
   const delivered = prepare(`UPDATE webhook_deliveries SET status = 'delivered', attempts = attempts + 1, last_status = ?,
     last_error = NULL, delivered_at = ?, next_attempt_at = NULL, lease_until = NULL WHERE seq = ? AND status = 'pending'`)
@@ -80,8 +83,8 @@ export function webhookWrites (prepare: Prepare) {
     anySubscription (): boolean {
       return (anySubscription.get() as { found: bigint }).found === 1n
     },
-    enqueue (plantId: bigint, payload: string, now: number): void {
-      enqueue.run(plantId, payload, now)
+    enqueue (plantId: bigint, payload: string, now: number, traceparent: string | undefined): void {
+      enqueue.run(plantId, payload, now, traceparent ?? null)
     },
     subscribe ({ id, url, description, secret, createdAt }: Subscription, max: number): boolean {
       return Number(subscribe.run(id, url, description ?? null, secret, createdAt, max).changes) === 1
@@ -100,8 +103,17 @@ export function webhookWrites (prepare: Prepare) {
       for (const subscription of subscriptions.all() as Array<{ seq: bigint, id: string, url: string, secret: string }>) {
         const room = allowance(options, subscription.id)
         if (room === 0) continue
-        for (const row of due.all(subscription.seq, now, now, room) as Array<{ seq: bigint, payload: string, attempts: bigint, next_attempt_at: bigint }>) {
-          candidates.push({ seq: row.seq, subscriptionId: subscription.id, url: subscription.url, secret: subscription.secret, payload: row.payload, attempts: Number(row.attempts), nextAttemptAt: Number(row.next_attempt_at) })
+        for (const row of due.all(subscription.seq, now, now, room) as Array<{ seq: bigint, payload: string, attempts: bigint, next_attempt_at: bigint, traceparent: string | null }>) {
+          candidates.push({
+            seq: row.seq,
+            subscriptionId: subscription.id,
+            url: subscription.url,
+            secret: subscription.secret,
+            payload: row.payload,
+            attempts: Number(row.attempts),
+            nextAttemptAt: Number(row.next_attempt_at),
+            ...(row.traceparent !== null && { traceparent: row.traceparent })
+          })
         }
       }
       return earliest(candidates, limit).map(({ nextAttemptAt, ...delivery }) => {

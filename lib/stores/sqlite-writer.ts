@@ -19,7 +19,7 @@ import type { WebhookWrite, WebhookWrites } from './sqlite-webhooks.ts'
 import { newPlantPayload } from './webhook-storage.ts'
 import type { CreateOutcome, PlantContent, StoredPlant } from './plant-storage.ts'
 
-export type Write = { op: 'create', plant: StoredPlant, now: number } | { op: 'delete', id: bigint } | WebhookWrite
+export type Write = { op: 'create', plant: StoredPlant, now: number, traceparent?: string } | { op: 'delete', id: bigint } | WebhookWrite
 export type WriteRequest = Write & { seq: number }
 
 /** What a write answers: a create's outcome, whether a delete found its row, or an outbox change's result. */
@@ -101,14 +101,14 @@ async function serve (port: MessagePort, path: string): Promise<void> {
   // them meanwhile: the transaction holds the write lock.)
   let subscribed: boolean | undefined
 
-  function create (plant: StoredPlant, now: number): CreateOutcome {
+  function create (plant: StoredPlant, now: number, traceparent: string | undefined): CreateOutcome {
     if (Number(insert.run(plant.id, plant.name, plant.tag ?? null).changes) === 0) {
       return outcomeOver(select.get(plant.id) as unknown as PlantContent, plant)
     }
     try {
       subscribed ??= webhooks.anySubscription()
       if (!subscribed) return 'created'
-      webhooks.enqueue(plant.id, newPlantPayload(plant), now)
+      webhooks.enqueue(plant.id, newPlantPayload(plant), now, traceparent)
     } catch (err) {
       if (db.isTransaction) remove.run(plant.id)
       throw err
@@ -118,7 +118,7 @@ async function serve (port: MessagePort, path: string): Promise<void> {
 
   function apply (request: WriteRequest): WriteResult {
     switch (request.op) {
-      case 'create': return create(request.plant, request.now)
+      case 'create': return create(request.plant, request.now, request.traceparent)
       case 'delete': return Number(remove.run(request.id).changes) === 1
       case 'webhooks':
         // (Claims, records and retries, batched with creates, change no subscription.)

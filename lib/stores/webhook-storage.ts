@@ -39,6 +39,8 @@ export interface DueDelivery {
   payload: string
   /** Attempts made before this one. */
   attempts: number
+  /** The trace the create that made it was part of (W3C traceparent), if traced. */
+  traceparent?: string
 }
 
 /** What an attempt came to; `nextAttemptAt` undefined after a failure: the delivery has failed. */

@@ -28,6 +28,9 @@ export interface WebhookOptions {
   concurrency: number
 }
 
+/** What an attempt runs in: given the delivery's trace context and the headers to add, it calls the attempt. */
+export type AroundAttempt = <T extends { status?: number, error?: string }>(traceparent: string | undefined, url: URL, attempt: (headers: Record<string, string>) => Promise<T>) => Promise<T>
+
 const PER_SUBSCRIPTION = 4
 const CONNECTIONS_PER_ORIGIN = 4
 const RESPONSE_BYTES = 64 * 1024
@@ -71,10 +74,14 @@ export class WebhookDispatcher {
   #claimsFailing = false
   #again = false
 
-  constructor (storage: WebhookStorage, options: WebhookOptions, log: FastifyBaseLogger) {
+  readonly #around: AroundAttempt | undefined
+
+  /** `around`: what each attempt runs in (a trace span), given the headers it adds. */
+  constructor (storage: WebhookStorage, options: WebhookOptions, log: FastifyBaseLogger, around?: AroundAttempt) {
     this.#storage = storage
     this.#options = options
     this.#log = log
+    this.#around = around
   }
 
   #http () {
@@ -192,7 +199,9 @@ export class WebhookDispatcher {
   async #attempt (delivery: DueDelivery): Promise<void> {
     let result: { status?: number, error?: string }
     try {
-      result = await this.#send(delivery)
+      result = this.#around === undefined
+        ? await this.#send(delivery)
+        : await this.#around(delivery.traceparent, new URL(delivery.url), (headers) => this.#send(delivery, headers))
     } catch (err) {
       if (this.#stopping.signal.aborted) {
         // Our own shutdown is no failure of the receiver: the delivery
@@ -226,14 +235,14 @@ export class WebhookDispatcher {
     this.#records.add(recorded)
   }
 
-  async #send ({ seq, url, secret, payload }: DueDelivery): Promise<{ status?: number, error?: string }> {
+  async #send ({ seq, url, secret, payload }: DueDelivery, extraHeaders?: Record<string, string>): Promise<{ status?: number, error?: string }> {
     const target = new URL(url)
     const refused = literalAddressProblem(target, this.#options.allowPrivateNetworks)
     if (refused !== undefined) return { error: refused }
     const { agent, request } = await this.#http()
     const { statusCode, body } = await request(target, {
       method: 'POST',
-      headers: webhookHeaders(secret, deliveryId(seq), payload, Date.now()),
+      headers: { ...extraHeaders, ...webhookHeaders(secret, deliveryId(seq), payload, Date.now()) },
       body: payload,
       dispatcher: agent,
       signal: AbortSignal.any([this.#stopping.signal, AbortSignal.timeout(this.#options.timeoutMs)])
