@@ -35,6 +35,18 @@ function childCache<Names extends string, Child> (labels: (values: Labels<Names>
   }
 }
 
+// Node's process metrics, collected once per process however many plugin
+// instances keep registries of their own: each collection starts an
+// event-loop monitor and a GC observer that nothing stops.
+let processMetrics: Registry | undefined
+function processRegistry (): Registry {
+  if (processMetrics === undefined) {
+    processMetrics = new Registry()
+    collectDefaultMetrics({ register: processMetrics })
+  }
+  return processMetrics
+}
+
 export interface MetricsOptions {
   /** Where the metrics are registered; default a registry of the plugin's own. */
   registry?: Registry
@@ -79,7 +91,7 @@ export class PlantStoreMetrics {
     this.#commitRows = own(new Histogram({ name: 'plant_store_sqlite_commit_writes', help: 'Writes per SQLite transaction (group commit)', buckets: ROWS_BUCKETS, registers }))
     this.#commitDurations = own(new Histogram({ name: 'plant_store_sqlite_commit_duration_seconds', help: 'Duration of SQLite write transactions, fsync included', buckets: LATENCY_BUCKETS, registers }))
     this.#deliveries = own(new Counter({ name: 'plant_store_webhook_attempts_total', help: 'Webhook delivery attempts by outcome: `delivered`, `retry` (failed, another attempt is due later) or `failed` (the last attempt failed)', labelNames: ['outcome'], registers }))
-    if (this.#ownRegistry) collectDefaultMetrics({ register: this.registry })
+    if (this.#ownRegistry) processRegistry()
   }
 
   /** The request metrics of one answer. */
@@ -174,9 +186,11 @@ export class PlantStoreMetrics {
     }
   }
 
-  /** The metrics text of this registry. */
+  /** The metrics text: the plugin's, and the process's when the registry is the plugin's own. */
   async text (): Promise<string> {
-    return this.registry.metrics()
+    if (!this.#ownRegistry) return this.registry.metrics()
+    const [process, own] = await Promise.all([processRegistry().metrics(), this.registry.metrics()])
+    return process + own
   }
 
   /** Takes the plugin's metrics out of a host's registry (its own is dropped whole). */

@@ -165,3 +165,17 @@ t.test('webhooks: attempts by outcome, the pending count and the age of the olde
   await ok.waitFor(1)
   await until(async () => sample(await scrape(app), 'plant_store_webhook_attempts_total{outcome="delivered"}') === 1, 'the delivery is counted')
 })
+
+t.test('Node\'s process metrics are collected once per process, however many instances keep registries of their own', async (t) => {
+  const promClient = await import('prom-client')
+  let collections = 0
+  const { PlantStoreMetrics } = await t.mockImport<typeof import('../lib/metrics.ts')>('../lib/metrics.ts', {
+    'prom-client': { ...promClient, collectDefaultMetrics: (options: Parameters<typeof promClient.collectDefaultMetrics>[0]) => { collections++; promClient.collectDefaultMetrics(options) } }
+  })
+  // (Each collection starts an event-loop monitor and a GC observer that nothing stops.)
+  const instances = [new PlantStoreMetrics(), new PlantStoreMetrics(), new PlantStoreMetrics()]
+  t.equal(collections, 1)
+  for (const metrics of instances) t.match(await metrics.text(), /^nodejs_heap_size_used_bytes \d+/m, 'each still reports them')
+  new PlantStoreMetrics({ registry: new Registry() }).close()
+  t.equal(collections, 1, 'a host registry adds none')
+})
