@@ -1,5 +1,7 @@
 import { timingSafeEqual } from 'node:crypto'
 import { createRequire } from 'node:module'
+import { isIP } from 'node:net'
+import ipaddr from 'ipaddr.js'
 import type { FastifyRateLimitOptions, FastifyRateLimitStore, FastifyRateLimitStoreCtor } from '@fastify/rate-limit'
 import type { Redis } from 'ioredis'
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify'
@@ -57,6 +59,22 @@ export function failureStore (redis: Redis): FastifyRateLimitStoreCtor {
       return this
     }
   }
+}
+
+/**
+ * The address failures are counted under: the client's (request.ip, which
+ * TRUST_PROXY may take from X-Forwarded-For) when it is an IP address,
+ * else the connection's, so that a proxy passing a client's made-up text
+ * cannot make keys of any size or number.
+ */
+export function failureKey (request: FastifyRequest): string {
+  const ip = isIP(request.ip) === 0 ? request.socket.remoteAddress ?? 'unknown' : request.ip
+  if (isIP(ip) !== 6) return ip
+  // An IPv6 client picks its address from a /64 of its own: the /64 is
+  // counted, as @fastify/rate-limit's own key does.
+  const address = ipaddr.IPv6.parse(ip)
+  if (address.isIPv4MappedAddress()) return address.toIPv4Address().toString()
+  return `${new ipaddr.IPv6([...address.parts.slice(0, 4), 0, 0, 0, 0]).toString()}/64`
 }
 
 type Verify = (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => void

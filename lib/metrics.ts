@@ -4,7 +4,8 @@
 // `plant_store_` prefix, base units (seconds), `_total` on counters.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
 import type { Metric } from 'prom-client'
-import type { AttemptOutcome, WebhookStorage } from './stores/webhook-storage.ts'
+import { BACKLOG_COUNT_LIMIT } from './stores/webhook-storage.ts'
+import type { AttemptOutcome, Backlog, WebhookStorage } from './stores/webhook-storage.ts'
 import { wrapStore } from './stores/plant-storage.ts'
 import type { PlantStorage, PoolCounts, StoreObserver } from './stores/plant-storage.ts'
 
@@ -13,6 +14,11 @@ export interface StateSource {
   closing: boolean
   overloaded: string | undefined
 }
+
+// A scrape reads the webhook backlog at most once a second, and waits for it
+// at most a second.
+const BACKLOG_CACHE_MS = 1000
+const BACKLOG_TIMEOUT_MS = 1000
 
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 const ROWS_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
@@ -145,14 +151,42 @@ export class PlantStoreMetrics {
     }))
     if (webhooks !== undefined) {
       // Every instance reads the same database: the oldest and the count are
-      // the same wherever read, so workers' values are not added up.
-      const backlog = async () => webhooks.backlog()
+      // the same wherever read, so workers' values are not added up. One
+      // read serves every scrape of a second (a flood of scrapes is one
+      // query a second), and one the database does not answer within
+      // BACKLOG_TIMEOUT_MS leaves the gauges as they were and is counted:
+      // the other metrics still answer while the database is away.
+      let read: { at: number, backlog: Promise<Backlog | undefined> } | undefined
+      const errors: Counter = own(new Counter({
+        name: 'plant_store_webhook_backlog_errors_total',
+        help: 'Scrapes whose webhook backlog read failed or took too long (the backlog gauges kept their last values)',
+        registers,
+        // (Rendered with the read of this scrape, not before it.)
+        async collect () { await backlog() }
+      }))
+      const backlog = (): Promise<Backlog | undefined> => {
+        if (read !== undefined && Date.now() - read.at < BACKLOG_CACHE_MS) return read.backlog
+        let timer: NodeJS.Timeout | undefined
+        const timeout = new Promise<undefined>((resolve) => { timer = setTimeout(() => resolve(undefined), BACKLOG_TIMEOUT_MS) })
+        const backlog = Promise.race([webhooks.backlog(), timeout]).finally(() => clearTimeout(timer)).then((value) => {
+          if (value === undefined) errors.inc()
+          return value
+        }, () => {
+          errors.inc()
+          return undefined
+        })
+        read = { at: Date.now(), backlog }
+        return backlog
+      }
       own(new Gauge({
         name: 'plant_store_webhook_deliveries_pending',
-        help: 'Webhook deliveries not yet delivered nor failed',
+        help: `Webhook deliveries not yet delivered nor failed (counted up to ${BACKLOG_COUNT_LIMIT}: more reads as ${BACKLOG_COUNT_LIMIT})`,
         aggregator: 'max',
         registers,
-        async collect () { this.set((await backlog()).pending) }
+        async collect () {
+          const value = await backlog()
+          if (value !== undefined) this.set(value.pending)
+        }
       }))
       own(new Gauge({
         name: 'plant_store_webhook_oldest_pending_age_seconds',
@@ -160,8 +194,8 @@ export class PlantStoreMetrics {
         aggregator: 'max',
         registers,
         async collect () {
-          const { oldestCreatedAt } = await backlog()
-          this.set(oldestCreatedAt === undefined ? 0 : Math.max(0, (Date.now() - oldestCreatedAt) / 1000))
+          const value = await backlog()
+          if (value !== undefined) this.set(value.oldestCreatedAt === undefined ? 0 : Math.max(0, (Date.now() - value.oldestCreatedAt) / 1000))
         }
       }))
     }

@@ -12,7 +12,7 @@ import type { FastifyPluginAsync } from 'fastify'
 import type { Redis } from 'ioredis'
 import type { Registry } from 'prom-client'
 import { PlantService } from '../service/plant-service.ts'
-import { authObserver, createAuthHook, createTokenCheck, failureStore } from './auth.ts'
+import { authObserver, createAuthHook, createTokenCheck, failureKey, failureStore } from './auth.ts'
 import type { FailureLimit } from './auth.ts'
 import { docs } from './docs.ts'
 import { DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_BODY_LIMIT, DEFAULT_MAX_HELD_BYTES, DEFAULT_MAX_PIPELINED, DEFAULT_WEBHOOKS, DEFAULT_WRITE_TIMEOUT } from './defaults.ts'
@@ -297,7 +297,7 @@ const plantStore: FastifyPluginAsync<PlantStoreOptions> = async function plantSt
     // onRequest: the token is checked before the body is even read.
     api.addHook('onRequest', createAuthHook(verifyBearerAuth, failureLimit === false
       ? undefined
-      : fastify.createRateLimit({ ...failureLimit }), authObserver(metrics, fastify.log)))
+      : fastify.createRateLimit({ ...failureLimit, keyGenerator: failureKey }), authObserver(metrics, fastify.log)))
     await api.register(openapiGlue, {
       specification: spec,
       operationResolver: createOperationResolver(spec, service, new Set(options.metrics && options.metrics.public ? ['getMetrics'] : []))

@@ -6,19 +6,30 @@
 import cluster from 'node:cluster'
 import type { Worker } from 'node:cluster'
 import { AggregatorRegistry } from 'prom-client'
+import type { MetricObjectWithValues, MetricValue } from 'prom-client'
 import type { FastifyBaseLogger } from 'fastify'
 
 /** What a worker sends to ask for the metrics of every worker. */
 export const METRICS_REQUEST = 'plant-store:metrics-request'
 /** The primary's answer to it. */
 export const METRICS_ANSWER = 'plant-store:metrics'
+/** The primary asks each worker for its own metrics… */
+export const COLLECT = 'plant-store:collect'
+/** …which it answers with its registry's metrics as JSON. */
+export const COLLECTED = 'plant-store:collected'
 /** What the primary sends each worker to stop it (not a signal: a worker may have had one already). */
 export const STOP = 'plant-store:stop'
 
 export type ClusterMessage =
   | { type: typeof METRICS_REQUEST, id: number }
   | { type: typeof METRICS_ANSWER, id: number, text?: string, error?: string }
+  | { type: typeof COLLECT, id: number }
+  | { type: typeof COLLECTED, id: number, metrics?: MetricObjectWithValues<MetricValue<string>>[] }
   | { type: typeof STOP }
+
+// How long the primary waits for one worker's metrics: a worker that is
+// stuck is left out of the scrape (and counted), not waited for.
+const WORKER_ANSWER_MS = 2000
 
 // A worker that dies is restarted after this long, doubling while workers
 // keep dying soon after they start (a crash loop costs little), at most
@@ -36,8 +47,45 @@ export interface PrimaryOptions {
   log: FastifyBaseLogger
 }
 
+/**
+ * The metrics of every worker that answers within WORKER_ANSWER_MS, added
+ * up (prom-client's aggregation), with how many did not answer. Scrapes
+ * that arrive while one is gathered share it.
+ */
+function metricsGatherer () {
+  let next = 0
+  const asked = new Map<number, (metrics: MetricObjectWithValues<MetricValue<string>>[] | undefined) => void>()
+  cluster.on('message', (_worker, message: ClusterMessage) => {
+    if (message?.type !== COLLECTED) return
+    asked.get(message.id)?.(message.metrics)
+  })
+  const ask = (worker: Worker) => new Promise<MetricObjectWithValues<MetricValue<string>>[] | undefined>((resolve) => {
+    const id = next++
+    const done = (metrics: MetricObjectWithValues<MetricValue<string>>[] | undefined) => {
+      clearTimeout(timer)
+      asked.delete(id)
+      resolve(metrics)
+    }
+    const timer = setTimeout(() => done(undefined), WORKER_ANSWER_MS)
+    asked.set(id, done)
+    worker.send({ type: COLLECT, id } satisfies ClusterMessage, (err) => { if (err) done(undefined) })
+  })
+  let gathering: Promise<string> | undefined
+  return (): Promise<string> => {
+    gathering ??= (async () => {
+      const workers = Object.values(cluster.workers ?? {}).filter((worker): worker is Worker => worker?.isConnected() === true)
+      const answers = await Promise.all(workers.map(ask))
+      const answered = answers.filter((metrics) => metrics !== undefined)
+      const text = answered.length === 0 ? '' : await AggregatorRegistry.aggregate(answered).metrics()
+      return text + '# HELP plant_store_workers_unanswered Workers that did not give their metrics to this scrape in time (left out of it)\n' +
+        `# TYPE plant_store_workers_unanswered gauge\nplant_store_workers_unanswered ${workers.length - answered.length}\n`
+    })().finally(() => { gathering = undefined })
+    return gathering
+  }
+}
+
 export function runPrimary ({ workers, shutdownTimeout, env, log }: PrimaryOptions): void {
-  const aggregator = new AggregatorRegistry()
+  const gather = metricsGatherer()
   const born = new Map<Worker, number>()
   let listened = false
   let stopping = false
@@ -50,7 +98,7 @@ export function runPrimary ({ workers, shutdownTimeout, env, log }: PrimaryOptio
     worker.on('listening', () => { listened = true })
     worker.on('message', (message: ClusterMessage) => {
       if (message?.type !== METRICS_REQUEST) return
-      aggregator.clusterMetrics().then(
+      gather().then(
         (text) => worker.send({ type: METRICS_ANSWER, id: message.id, text } satisfies ClusterMessage),
         (err: Error) => worker.send({ type: METRICS_ANSWER, id: message.id, error: err.message } satisfies ClusterMessage))
     })

@@ -9,7 +9,7 @@ import closeWithGrace from 'close-with-grace'
 import { Redis } from 'ioredis'
 import Fastify, { LogController } from 'fastify'
 import { pino } from 'pino'
-import { AggregatorRegistry, Registry, collectDefaultMetrics } from 'prom-client'
+import { Registry, collectDefaultMetrics } from 'prom-client'
 import type { FastifyBaseLogger } from 'fastify'
 import { ConfigError, loadConfig, usage } from './config.ts'
 import type { ServerConfig } from './config.ts'
@@ -17,7 +17,7 @@ import { TokenFileError, generatedToken } from './generated-token.ts'
 import { defaultMaxConnections, edgeServerOptions, guardEdge } from './http-edge.ts'
 import { DRAIN_SERVER_OPTIONS, drain } from './lifecycle.ts'
 import plantStore from './plugin.ts'
-import { STOP, clusterMetrics, runPrimary } from './primary.ts'
+import { COLLECT, COLLECTED, STOP, clusterMetrics, runPrimary } from './primary.ts'
 import type { ClusterMessage } from './primary.ts'
 import { redactedUrl, sqlitePath } from './stores/open-store.ts'
 
@@ -83,6 +83,8 @@ function requestId (request: IncomingMessage): string {
     : REQUEST_ID_PREFIX + (++requests).toString(36)
 }
 
+const PLUGIN_TIMEOUT_MS = 300_000
+
 const limits = { ...edge, maxConnections: edge.maxConnections || defaultMaxConnections() }
 
 const logger = {
@@ -123,6 +125,9 @@ async function serve (): Promise<void> {
 
   const app = Fastify({
     ...edgeServerOptions(limits),
+    // Start-up may migrate a large database (an index over every webhook
+    // delivery): more than Fastify's default 10 s for a plugin to load.
+    pluginTimeout: PLUGIN_TIMEOUT_MS,
     ...DRAIN_SERVER_OPTIONS,
     logger: traceIds ? { ...logger, mixin: traceIds } : logger,
     genReqId: requestId,
@@ -157,7 +162,9 @@ async function serve (): Promise<void> {
   // queue) and after 500 ms when it does not answer; the limit then lets the
   // failure through uncounted, and the client reconnects on its own.
   if (config.redisUrl !== undefined) {
-    const redis = new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 500, connectTimeout: 2000 })
+    // (socketTimeout: a connection that stops answering altogether, while
+    // new ones would work, is dropped and made anew rather than kept.)
+    const redis = new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 500, socketTimeout: 1000, connectTimeout: 2000 })
     // (The auth hook logs when counting stops and starts again; each
     // reconnection attempt's error is not worth a line above debug.)
     redis.on('error', (err) => app.log.debug({ err }, 'Redis connection error'))
@@ -179,9 +186,13 @@ async function serve (): Promise<void> {
   if (cluster.isWorker && options.metrics !== false) {
     const registry = new Registry()
     collectDefaultMetrics({ register: registry })
-    AggregatorRegistry.setRegistries([registry])
-    // eslint-disable-next-line no-new -- its constructor makes this worker answer the primary's requests
-    new AggregatorRegistry()
+    process.on('message', (message: ClusterMessage) => {
+      if (message?.type !== COLLECT) return
+      const answer = (reply: ClusterMessage) => { if (process.connected) process.send!(reply) }
+      registry.getMetricsAsJSON().then(
+        (metrics) => answer({ type: COLLECTED, id: message.id, metrics }),
+        () => answer({ type: COLLECTED, id: message.id }))
+    })
     options.metrics = { ...options.metrics, registry, text: clusterMetrics() }
   }
 

@@ -10,6 +10,7 @@ import type { RedisOptions } from 'ioredis'
 import t from 'tap'
 import type { Test } from 'tap'
 import { build } from './helper.ts'
+import { failureKey } from '../lib/auth.ts'
 import { start } from './server-process.ts'
 import { tcpProxy } from './tcp-proxy.ts'
 
@@ -136,4 +137,13 @@ t.test('TRUST_PROXY=127.0.0.1: the forwarded address is the client, for the limi
   t.match(server.stdout(), `"client":"${first}"`)
   // The proxy's own address is trusted; one a client adds before it is not.
   t.equal(await bad(`${first}, ${second}`), 401, 'the right-most untrusted address counts: here the second client, with one failure so far')
+})
+
+t.test('the failure key: an IPv6 client is counted by its /64; text that is no address counts under the connection\'s', async (t) => {
+  const app = await build(t, { authFailureLimit: { max: 2, timeWindow: 60_000 } })
+  const bad = async (remoteAddress: string) => (await app.inject({ url: '/plants', remoteAddress, headers: { authorization: 'Bearer wrong' } })).statusCode
+  t.same([await bad('2001:db8:1:2::1'), await bad('2001:db8:1:2::ffff'), await bad('2001:db8:1:2:aaaa::9')], [401, 401, 429], 'one /64, one count')
+  t.equal(await bad('2001:db8:1:3::1'), 401, 'the next /64 is another client')
+  t.equal(failureKey({ ip: '::ffff:10.1.2.3', socket: {} } as never), '10.1.2.3', 'an IPv4-mapped address is the IPv4 client')
+  t.equal(failureKey({ ip: 'x'.repeat(10_000), socket: { remoteAddress: '10.9.9.9' } } as never), '10.9.9.9', 'a made-up forwarded value is not a key')
 })

@@ -12,7 +12,7 @@ import type { FastifyInstance } from 'fastify'
 import { AUTH, JSON_TYPE, build, until } from './helper.ts'
 import { POSTGRES_SKIP, freshSchemaUrl } from './postgres.ts'
 import { receiver } from './receiver.ts'
-import plantStore from '../lib/plugin.ts'
+import plantStore, { MemoryStore } from '../lib/plugin.ts'
 
 async function scrape (app: FastifyInstance, prefix = ''): Promise<string> {
   const res = await app.inject({ url: `${prefix}/metrics`, headers: AUTH })
@@ -178,4 +178,26 @@ t.test('Node\'s process metrics are collected once per process, however many ins
   for (const metrics of instances) t.match(await metrics.text(), /^nodejs_heap_size_used_bytes \d+/m, 'each still reports them')
   new PlantStoreMetrics({ registry: new Registry() }).close()
   t.equal(collections, 1, 'a host registry adds none')
+})
+
+t.test('the webhook backlog: read once for a burst of scrapes; a database that does not answer leaves the gauges and the rest answers', async (t) => {
+  const store = new MemoryStore()
+  let reads = 0
+  let hang = false
+  const backlog = store.webhooks.backlog.bind(store.webhooks)
+  store.webhooks.backlog = async () => {
+    reads++
+    return hang ? await new Promise(() => {}) : await backlog()
+  }
+  const app = await build(t, { database: store })
+  await Promise.all(Array.from({ length: 10 }, () => scrape(app)))
+  t.equal(reads, 1, '10 scrapes at once, one read')
+  await new Promise((resolve) => setTimeout(resolve, 1100))
+  hang = true
+  const started = Date.now()
+  const text = await scrape(app)
+  t.ok(Date.now() - started < 3000, `answered in ${Date.now() - started} ms`)
+  t.equal(sample(text, 'plant_store_webhook_backlog_errors_total'), 1)
+  t.equal(sample(text, 'plant_store_webhook_deliveries_pending'), 0, 'the last value stands')
+  t.equal(sample(text, 'plant_store_ready'), 1, 'the rest answers')
 })

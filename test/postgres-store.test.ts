@@ -8,6 +8,21 @@ import { tcpProxy } from './tcp-proxy.ts'
 t.test('the PostgreSQL store', { skip: POSTGRES_SKIP }, async (t) => {
   storeSuite(t, async (t) => PostgresStore.open(await freshSchemaUrl(t)))
 
+  t.test('a delivery written by an instance of the older version (no created_at) is dated by the column\'s default', async (t) => {
+    const url = await freshSchemaUrl(t)
+    const store = await PostgresStore.open(url)
+    t.teardown(() => store.close())
+    const client = new pg.Client({ connectionString: url })
+    await client.connect()
+    t.teardown(() => client.end())
+    const before = Date.now()
+    await client.query("INSERT INTO webhook_subscriptions (id, url, secret, created_at) VALUES ('sub_old', 'http://x', 's', '2026-01-01T00:00:00Z')")
+    await client.query("INSERT INTO webhook_deliveries (subscription_seq, plant_id, payload, next_attempt_at) SELECT seq, 1, '{}', 0 FROM webhook_subscriptions")
+    const { pending, oldestCreatedAt } = await store.webhooks.backlog()
+    t.equal(pending, 1)
+    t.ok(oldestCreatedAt! >= before - 1000 && oldestCreatedAt! <= Date.now() + 1000, 'dated when written')
+  })
+
   t.test('instances starting at once migrate the schema once', async (t) => {
     const url = await freshSchemaUrl(t)
     const stores = await Promise.all(Array.from({ length: 4 }, () => PostgresStore.open(url)))

@@ -209,9 +209,11 @@ t.test('a database of the third version gains when each delivery was written: pe
     db.prepare("INSERT INTO plant_store_migrations VALUES (?, datetime('now'))").run(i + 1)
   })
   db.exec("INSERT INTO webhook_subscriptions (id, url, secret, created_at) VALUES ('sub_1', 'http://x', 's', '2026-01-01T00:00:00Z')")
-  db.exec("INSERT INTO webhook_deliveries (subscription_seq, plant_id, payload, next_attempt_at) VALUES (1, 1, '{}', 1000), (1, 2, '{}', 2000)")
+  db.exec("INSERT INTO webhook_deliveries (subscription_seq, plant_id, payload, next_attempt_at) VALUES (1, 1, '{}', 1000), (1, 2, '{}', 2000), (1, 3, '{}', 99999999999999)")
   db.exec("UPDATE webhook_deliveries SET status = 'delivered', next_attempt_at = NULL WHERE plant_id = 2")
   const store = await SqliteStore.open(path)
   t.teardown(() => store.close())
-  t.same(await store.webhooks.backlog(), { pending: 1, oldestCreatedAt: 1000 })
+  t.same(await store.webhooks.backlog(), { pending: 2, oldestCreatedAt: 1000 })
+  const waiting = db.prepare('SELECT created_at FROM webhook_deliveries WHERE plant_id = 3').get() as { created_at: number }
+  t.ok(waiting.created_at <= Date.now(), 'one waiting for a retry far ahead is dated now, not then')
 })

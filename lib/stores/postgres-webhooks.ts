@@ -3,7 +3,7 @@
 // Several instances share the work: a claim locks the rows it takes with
 // SKIP LOCKED and leases them, so that each is attempted by one instance at
 // a time, and one an instance died holding is taken over once its lease ends.
-import { DELIVERY_COLUMNS, backlogOf, byDue, deliveryOf, subscriptionOf } from './webhook-storage.ts'
+import { BACKLOG_SQL, DELIVERY_COLUMNS, backlogOf, byDue, deliveryOf, subscriptionOf } from './webhook-storage.ts'
 import type { AttemptOutcome, Backlog, ClaimOptions, DeliveryPage, DeliveryRecord, DeliveryRow, DueDelivery, Subscription, SubscriptionRow, WebhookStorage } from './webhook-storage.ts'
 
 /** The outbox's tables: the second migration. */
@@ -35,8 +35,11 @@ export const POSTGRES_WEBHOOK_MIGRATION = `
 
 /** When each delivery was written, for the age of the oldest pending one (metrics): the fourth migration. */
 export const POSTGRES_WEBHOOK_CREATED_AT = `
-  ALTER TABLE webhook_deliveries ADD COLUMN created_at BIGINT;
-  UPDATE webhook_deliveries SET created_at = next_attempt_at WHERE status = 'pending';
+  -- The default covers instances of the older version still writing during
+  -- a rolling upgrade; pending rows of before are dated no later than due,
+  -- nor than now.
+  ALTER TABLE webhook_deliveries ADD COLUMN created_at BIGINT DEFAULT (extract(epoch FROM now()) * 1000)::bigint;
+  UPDATE webhook_deliveries SET created_at = least(next_attempt_at, (extract(epoch FROM now()) * 1000)::bigint) WHERE status = 'pending';
   CREATE INDEX webhook_deliveries_pending_age ON webhook_deliveries (created_at) WHERE status = 'pending';
 `
 
@@ -82,7 +85,7 @@ export const WEBHOOK_STATEMENTS = {
   // No next attempt: that was the last one.
   plant_store_wh_failed: `UPDATE webhook_deliveries SET status = CASE WHEN $1::bigint IS NULL THEN 'failed' ELSE 'pending' END,
     attempts = attempts + 1, last_status = $2, last_error = $3, next_attempt_at = $1, lease_until = NULL WHERE seq = $4 AND status = 'pending'`,
-  plant_store_wh_backlog: "SELECT count(*) AS pending, min(created_at) AS oldest FROM webhook_deliveries WHERE status = 'pending'",
+  plant_store_wh_backlog: BACKLOG_SQL,
   plant_store_wh_release: 'UPDATE webhook_deliveries SET lease_until = NULL WHERE seq = ANY($1::bigint[]) AND status = \'pending\''
 } as const
 

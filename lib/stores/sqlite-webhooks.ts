@@ -2,7 +2,7 @@
 // (every change, in the writer's transactions, so that a plant and its
 // deliveries commit together) and for the reading connection.
 import type { SQLInputValue, StatementSync } from 'node:sqlite'
-import { DELIVERY_COLUMNS, allowance, backlogOf, deliveryOf, earliest, subscriptionOf } from './webhook-storage.ts'
+import { BACKLOG_SQL, DELIVERY_COLUMNS, allowance, backlogOf, deliveryOf, earliest, subscriptionOf } from './webhook-storage.ts'
 import type { AttemptOutcome, Backlog, ClaimOptions, DeliveryRecord, DeliveryRow, DueDelivery, Subscription, SubscriptionRow } from './webhook-storage.ts'
 
 /** The outbox's tables: the second migration. */
@@ -36,7 +36,9 @@ export const SQLITE_WEBHOOK_MIGRATION = `
 /** When each delivery was written, for the age of the oldest pending one (metrics): the fourth migration. */
 export const SQLITE_WEBHOOK_CREATED_AT = `
   ALTER TABLE webhook_deliveries ADD COLUMN created_at INTEGER;
-  UPDATE webhook_deliveries SET created_at = next_attempt_at WHERE status = 'pending';
+  -- (A pending delivery of an older version was written no later than it is
+  -- due, nor than now: a retry waiting for hours is that old at least.)
+  UPDATE webhook_deliveries SET created_at = min(next_attempt_at, CAST(unixepoch('subsec') * 1000 AS INTEGER)) WHERE status = 'pending';
   CREATE INDEX webhook_deliveries_pending_age ON webhook_deliveries (created_at) WHERE status = 'pending';
 `
 
@@ -144,7 +146,7 @@ export function webhookReads (prepare: Prepare) {
   const subscriptionSeqs = prepare('SELECT seq, id FROM webhook_subscriptions')
   const dueOne = prepare(`SELECT 1 FROM webhook_deliveries WHERE ${DUE} LIMIT 1`)
   const one = prepare('SELECT id, url, description, secret, created_at FROM webhook_subscriptions WHERE id = ?')
-  const backlog = prepare("SELECT count(*) AS pending, min(created_at) AS oldest FROM webhook_deliveries WHERE status = 'pending'")
+  const backlog = prepare(BACKLOG_SQL)
   const page = prepare(`SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries
     WHERE subscription_seq = (SELECT seq FROM webhook_subscriptions WHERE id = ?) AND seq > ? ORDER BY seq LIMIT ?`)
   return {

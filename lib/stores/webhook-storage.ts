@@ -92,7 +92,19 @@ export interface WebhookStorage {
   backlog (): Promise<Backlog>
 }
 
+/** Pending deliveries a backlog read counts at most: the count costs one index entry each. */
+export const BACKLOG_COUNT_LIMIT = 100_000
+
+/**
+ * The backlog query of either database: the pending count, capped, and the
+ * oldest, each read from the index of pending deliveries by creation time.
+ */
+export const BACKLOG_SQL = `SELECT
+  (SELECT count(*) FROM (SELECT 1 FROM webhook_deliveries WHERE status = 'pending' LIMIT ${BACKLOG_COUNT_LIMIT}) AS p) AS pending,
+  (SELECT created_at FROM webhook_deliveries WHERE status = 'pending' AND created_at IS NOT NULL ORDER BY created_at LIMIT 1) AS oldest`
+
 export interface Backlog {
+  /** At most BACKLOG_COUNT_LIMIT. */
   pending: number
   /** Milliseconds since the epoch; undefined when nothing is pending. */
   oldestCreatedAt?: number
