@@ -6,7 +6,6 @@ import type { IncomingMessage } from 'node:http'
 import { once } from 'node:events'
 import { setTimeout } from 'node:timers/promises'
 import closeWithGrace from 'close-with-grace'
-import { Redis } from 'ioredis'
 import Fastify, { LogController } from 'fastify'
 import { pino } from 'pino'
 import { Registry, collectDefaultMetrics } from 'prom-client'
@@ -164,6 +163,8 @@ async function serve (): Promise<void> {
   if (config.redisUrl !== undefined) {
     // (socketTimeout: a connection that stops answering altogether, while
     // new ones would work, is dropped and made anew rather than kept.)
+    // (Loaded only when asked for, as start-up time counts.)
+    const { Redis } = await import('ioredis')
     const redis = new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 500, socketTimeout: 1000, connectTimeout: 2000 })
     // (The auth hook logs when counting stops and starts again; each
     // reconnection attempt's error is not worth a line above debug.)
