@@ -7,7 +7,7 @@
 import { SpanKind, SpanStatusCode, context, propagation, trace } from '@opentelemetry/api'
 import type { Span } from '@opentelemetry/api'
 import { wrapStore } from './stores/plant-storage.ts'
-import type { PlantStorage } from './stores/plant-storage.ts'
+import type { PlantStorage, StoredPlant, WriteTiming } from './stores/plant-storage.ts'
 
 const tracer = () => trace.getTracer('plant-store')
 
@@ -42,11 +42,22 @@ function currentTraceparent (): string | undefined {
 export function tracedStore (store: PlantStorage, name: string): PlantStorage {
   const attributes = { 'db.system.name': DB_SYSTEM[name] ?? name }
   return wrapStore(store, (operation, args, call) => tracer().startActiveSpan(`plant-store ${operation}`, { kind: SpanKind.CLIENT, attributes: { ...attributes, 'db.operation.name': operation } }, (span) => {
-    if (operation === 'create' && args[1] === undefined) {
-      const traceparent = currentTraceparent()
-      if (traceparent !== undefined) return ended(span, (store.create as (...values: unknown[]) => Promise<unknown>).call(store, args[0], traceparent))
-    }
-    return ended(span, call())
+    if (operation !== 'create' || args[1] !== undefined) return ended(span, call())
+    // A store that commits in batches (SQLite) says when the write's
+    // transaction began and ended: the create's wait for it, and the
+    // commit, are spans of their own.
+    const started = Date.now()
+    const timing: WriteTiming = {}
+    const parent = context.active()
+    const creating = store.create(args[0] as StoredPlant, currentTraceparent(), timing).then((outcome) => {
+      const { committing, committed } = timing
+      if (committing !== undefined && committed !== undefined) {
+        tracer().startSpan('plant-store sqlite wait', { startTime: started, attributes }, parent).end(Math.max(started, committing))
+        tracer().startSpan('plant-store sqlite commit', { startTime: committing, attributes }, parent).end(committed)
+      }
+      return outcome
+    })
+    return ended(span, creating)
   }))
 }
 

@@ -34,12 +34,13 @@ async function collector (t: Test) {
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, spans, services }
 }
 
-t.test('a create is one trace: request span, store span, webhook attempt; the receiver gets its traceparent; logs carry the ids', async (t) => {
+t.test('a create is one trace: request span, store span with its SQLite wait and commit, webhook attempt; the receiver gets its traceparent; logs carry the ids', async (t) => {
   const otlp = await collector(t)
   const hook = await receiver(t, 204)
   const server = await start(t, {
     PLANT_STORE_TOKENS: 'token',
     LOG_LEVEL: 'info',
+    DATABASE_URL: `file:${t.testdir()}/plants.db`,
     OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
     OTEL_SERVICE_NAME: 'plants-under-test',
     OTEL_BSP_SCHEDULE_DELAY: '50',
@@ -64,6 +65,9 @@ t.test('a create is one trace: request span, store span, webhook attempt; the re
   t.ok(store, 'a span for the store\'s create')
   const ancestors = (span: OtlpSpan): OtlpSpan[] => span.parentSpanId && byId.has(span.parentSpanId) ? [byId.get(span.parentSpanId)!, ...ancestors(byId.get(span.parentSpanId)!)] : []
   t.ok(ancestors(store!).includes(root[0]!), 'the store span is within the request')
+  for (const phase of ['plant-store sqlite wait', 'plant-store sqlite commit']) {
+    t.equal(trace.find((span) => span.name === phase)?.parentSpanId, store!.spanId, `${phase}: a child of the store's create`)
+  }
   const attempt = trace.find((span) => span.name === 'plant-store webhook newPlant')!
   t.equal(attempt.spanId, traceparent.split('-')[2], 'the receiver\'s parent is the attempt span')
   t.ok(ancestors(attempt).includes(store!), 'the attempt continues the create')

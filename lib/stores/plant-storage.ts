@@ -25,8 +25,10 @@ export interface PlantStorage {
   /**
    * `traceparent`: the W3C trace context the plant's newPlant deliveries
    * continue (kept with them, sent to receivers), when traces are on.
+   * `timing`: filled by a store that commits in batches (SQLite), for the
+   * trace's wait and commit spans.
    */
-  create (plant: StoredPlant, traceparent?: string): Promise<CreateOutcome>
+  create (plant: StoredPlant, traceparent?: string, timing?: WriteTiming): Promise<CreateOutcome>
   get (id: bigint): Promise<StoredPlant | undefined>
   /** Plants in ascending id order. */
   list (options: ListOptions): Promise<StoredPlant[]>
@@ -42,6 +44,12 @@ export interface PlantStorage {
   /** A store with a connection pool: its counts now (metrics). */
   poolCounts? (): PoolCounts
   close (): Promise<void>
+}
+
+/** When the transaction that held a write began and ended (milliseconds since the epoch). */
+export interface WriteTiming {
+  committing?: number
+  committed?: number
 }
 
 /** What a store reports beyond its operations' durations (metrics): SQLite, its commits. */

@@ -18,7 +18,7 @@ import { webhookReads } from './sqlite-webhooks.ts'
 import type { WebhookReads, WebhookWrite, WebhookWrites } from './sqlite-webhooks.ts'
 import type { AttemptOutcome, Backlog, ClaimOptions, DeliveryPage, DeliveryRecord, DueDelivery, Subscription, WebhookStorage } from './webhook-storage.ts'
 import { plantOf } from './plant-storage.ts'
-import type { CreateOutcome, ListOptions, PlantStorage, StoreObserver, StoredPlant } from './plant-storage.ts'
+import type { CreateOutcome, ListOptions, PlantStorage, StoreObserver, StoredPlant, WriteTiming } from './plant-storage.ts'
 
 // After a connection failed to open, another try waits this long: a
 // database that stays read-only must not cost a worker start per request.
@@ -58,7 +58,7 @@ export interface SqliteStoreOptions {
 
 export class SqliteStore implements PlantStorage {
   readonly #path: string
-  readonly #pending = new Map<number, { resolve: (value: WriteResult) => void, reject: (err: Error) => void }>()
+  readonly #pending = new Map<number, { resolve: (value: WriteResult) => void, reject: (err: Error) => void, timing?: WriteTiming }>()
   #worker: Promise<Worker> | undefined
   #writerDown: { error: Error, until: number } | undefined
   #reader: Reader | undefined
@@ -117,7 +117,7 @@ export class SqliteStore implements PlantStorage {
         } else {
           this.#sending = false
           this.#observer?.commit(message.replies.length, message.seconds)
-          this.#settle(message.replies)
+          this.#settle(message.replies, message.seconds)
           this.#send(worker)
         }
       })
@@ -140,10 +140,12 @@ export class SqliteStore implements PlantStorage {
     return this.#worker
   }
 
-  #settle (replies: WriteReply[]): void {
+  #settle (replies: WriteReply[], seconds: number): void {
+    const committed = Date.now()
     for (const reply of replies) {
       const pending = this.#pending.get(reply.seq)
       this.#pending.delete(reply.seq)
+      if (pending?.timing !== undefined) Object.assign(pending.timing, { committing: committed - seconds * 1000, committed })
       if (!('error' in reply)) {
         pending?.resolve(reply.result)
         continue
@@ -161,13 +163,13 @@ export class SqliteStore implements PlantStorage {
     return undefined
   }
 
-  async #write (request: Write): Promise<WriteResult> {
+  async #write (request: Write, timing?: WriteTiming): Promise<WriteResult> {
     const unavailable = this.#unavailable()
     if (unavailable) throw unavailable
     const worker = await this.#writer()
     const seq = ++this.#seq
     return new Promise((resolve, reject) => {
-      this.#pending.set(seq, { resolve, reject })
+      this.#pending.set(seq, { resolve, reject, timing })
       // Writes travel in batches, one structured clone and one wake-up of
       // the writer for each: those of one turn of the event loop, or, while
       // the writer commits a batch, all that arrive meanwhile (sent when it
@@ -186,8 +188,8 @@ export class SqliteStore implements PlantStorage {
     worker.postMessage(batch)
   }
 
-  async create (plant: StoredPlant, traceparent?: string): Promise<CreateOutcome> {
-    return await this.#write(traceparent === undefined ? { op: 'create', plant, now: Date.now() } : { op: 'create', plant, now: Date.now(), traceparent }) as CreateOutcome
+  async create (plant: StoredPlant, traceparent?: string, timing?: WriteTiming): Promise<CreateOutcome> {
+    return await this.#write(traceparent === undefined ? { op: 'create', plant, now: Date.now() } : { op: 'create', plant, now: Date.now(), traceparent }, timing) as CreateOutcome
   }
 
   /** The webhook outbox: changes through the writer, reads on the reading connection. */
