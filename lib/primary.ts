@@ -52,23 +52,43 @@ export interface PrimaryOptions {
  * up (prom-client's aggregation), with how many did not answer. Scrapes
  * that arrive while one is gathered share it.
  */
-function metricsGatherer () {
+/**
+ * Requests over an IPC channel, answered by id: each waits `timeoutMs` at
+ * most (then resolves undefined), and nothing is kept of it after.
+ */
+function answeredById<T> (timeoutMs: number) {
   let next = 0
-  const asked = new Map<number, (metrics: MetricObjectWithValues<MetricValue<string>>[] | undefined) => void>()
-  cluster.on('message', (_worker, message: ClusterMessage) => {
-    if (message?.type !== COLLECTED) return
-    asked.get(message.id)?.(message.metrics)
-  })
-  const ask = (worker: Worker) => new Promise<MetricObjectWithValues<MetricValue<string>>[] | undefined>((resolve) => {
-    const id = next++
-    const done = (metrics: MetricObjectWithValues<MetricValue<string>>[] | undefined) => {
-      clearTimeout(timer)
-      asked.delete(id)
-      resolve(metrics)
+  const waiting = new Map<number, (answer: T | undefined) => void>()
+  return {
+    answer (id: number, value: T | undefined): void {
+      waiting.get(id)?.(value)
+    },
+    /** `send` sends the request with its id, and calls `failed` if it could not. */
+    ask (send: (id: number, failed: () => void) => void): Promise<T | undefined> {
+      return new Promise((resolve) => {
+        const id = next++
+        const done = (value: T | undefined) => {
+          clearTimeout(timer)
+          waiting.delete(id)
+          resolve(value)
+        }
+        const timer = setTimeout(() => done(undefined), timeoutMs)
+        waiting.set(id, done)
+        send(id, () => done(undefined))
+      })
     }
-    const timer = setTimeout(() => done(undefined), WORKER_ANSWER_MS)
-    asked.set(id, done)
-    worker.send({ type: COLLECT, id } satisfies ClusterMessage, (err) => { if (err) done(undefined) })
+  }
+}
+
+type WorkerMetrics = MetricObjectWithValues<MetricValue<string>>[]
+
+function metricsGatherer () {
+  const requests = answeredById<WorkerMetrics>(WORKER_ANSWER_MS)
+  cluster.on('message', (_worker, message: ClusterMessage) => {
+    if (message?.type === COLLECTED) requests.answer(message.id, message.metrics)
+  })
+  const ask = (worker: Worker) => requests.ask((id, failed) => {
+    worker.send({ type: COLLECT, id } satisfies ClusterMessage, (err) => { if (err) failed() })
   })
   let gathering: Promise<string> | undefined
   return (): Promise<string> => {
@@ -154,25 +174,17 @@ export function runPrimary ({ workers, shutdownTimeout, env, log }: PrimaryOptio
  * cluster aggregation), within `timeoutMs`.
  */
 export function clusterMetrics (timeoutMs = 5000): () => Promise<string> {
-  let next = 0
-  const waiting = new Map<number, { resolve: (text: string) => void, reject: (err: Error) => void }>()
+  const requests = answeredById<{ text?: string, error?: string }>(timeoutMs)
   process.on('message', (message: ClusterMessage) => {
-    if (message?.type !== METRICS_ANSWER) return
-    const pending = waiting.get(message.id)
-    waiting.delete(message.id)
-    if (message.text !== undefined) pending?.resolve(message.text)
-    else pending?.reject(new Error(`the primary could not gather the workers' metrics: ${message.error}`))
+    if (message?.type === METRICS_ANSWER) requests.answer(message.id, message)
   })
-  return () => new Promise((resolve, reject) => {
-    const id = next++
-    const timer = setTimeout(() => {
-      waiting.delete(id)
-      reject(new Error('the primary did not answer with the workers\' metrics in time'))
-    }, timeoutMs)
-    waiting.set(id, {
-      resolve: (text) => { clearTimeout(timer); resolve(text) },
-      reject: (err) => { clearTimeout(timer); reject(err) }
+  return async () => {
+    const answer = await requests.ask((id, failed) => {
+      if (process.connected) process.send!({ type: METRICS_REQUEST, id } satisfies ClusterMessage)
+      else failed()
     })
-    process.send!({ type: METRICS_REQUEST, id } satisfies ClusterMessage)
-  })
+    if (answer === undefined) throw new Error('the primary did not answer with the workers\' metrics in time')
+    if (answer.text === undefined) throw new Error(`the primary could not gather the workers' metrics: ${answer.error}`)
+    return answer.text
+  }
 }
