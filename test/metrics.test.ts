@@ -201,3 +201,32 @@ t.test('the webhook backlog: read once for a burst of scrapes; a database that d
   t.equal(sample(text, 'plant_store_webhook_deliveries_pending'), 0, 'the last value stands')
   t.equal(sample(text, 'plant_store_ready'), 1, 'the rest answers')
 })
+
+t.test('the request-path series render exactly as prom-client\'s own metrics, and add up across workers the same way', async (t) => {
+  const { AggregatorRegistry, Counter, Histogram } = await import('prom-client')
+  const { LabelledCounter, LabelledHistogram } = await import('../lib/metric-series.ts')
+  const buckets = [0.001, 0.01, 0.1, 1]
+  // The same observations into ours and into prom-client's, in two registries each (two workers).
+  const observations = [0.0005, 0.001, 0.0011, 0.05, 0.5, 1, 7]
+  const ours = [new Registry(), new Registry()]
+  const theirs = [new Registry(), new Registry()]
+  ours.forEach((registry, worker) => {
+    const histogram = new LabelledHistogram({ name: 'h_seconds', help: 'h', buckets, registers: [registry] })
+    const counter = new LabelledCounter({ name: 'c_total', help: 'c', registers: [registry] })
+    for (const value of observations) histogram.series('a', { op: 'a', status: 200 }).observe(value * (worker + 1))
+    histogram.series('b', { op: 'b', status: 404 }).observe(0.02)
+    counter.series('a', { op: 'a' }).value += 3 + worker
+  })
+  theirs.forEach((registry, worker) => {
+    const histogram = new Histogram({ name: 'h_seconds', help: 'h', buckets, labelNames: ['op', 'status'], registers: [registry] })
+    const counter = new Counter({ name: 'c_total', help: 'c', labelNames: ['op'], registers: [registry] })
+    for (const value of observations) histogram.observe({ op: 'a', status: 200 }, value * (worker + 1))
+    histogram.observe({ op: 'b', status: 404 }, 0.02)
+    counter.inc({ op: 'a' }, 3 + worker)
+  })
+  t.equal(await ours[0]!.metrics(), await theirs[0]!.metrics(), 'one registry\'s text')
+  const aggregated = async (registries: Registry[]) =>
+    AggregatorRegistry.aggregate(await Promise.all(registries.map((registry) => registry.getMetricsAsJSON()))).metrics()
+  t.equal(await aggregated(ours), await aggregated(theirs), 'the cluster\'s sum')
+  t.match(await aggregated(ours), /^h_seconds_bucket\{le="0.001",op="a",status="200"\} 3$/m, 'cumulative buckets, bounds inclusive')
+})
