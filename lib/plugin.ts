@@ -28,7 +28,7 @@ import { deferrable, lazyChildLoggerFactory } from './request-logger.ts'
 import { RouteFacts } from './route-facts.ts'
 import { MemoryBudget, closeInStages, createAnswerFlow, hasUnreadBody } from './socket-bounds.ts'
 import { loadSpec } from './spec.ts'
-import { DEFAULT_DATABASE_URL, openStore, storeKind } from './stores/open-store.ts'
+import { DEFAULT_DATABASE_URL, startStore, storeKind } from './stores/open-store.ts'
 import type { PlantStorage } from './stores/plant-storage.ts'
 import { createValidatorCompiler } from './validation.ts'
 import { WebhookDispatcher } from './webhooks/dispatcher.ts'
@@ -136,11 +136,16 @@ const plantStore: FastifyPluginAsync<PlantStoreOptions> = async function plantSt
   if (metrics !== undefined) fastify.addHook('onClose', (_instance, done) => { metrics.close(); done() })
 
   let opened: PlantStorage
+  let storeReady = Promise.resolve()
   if (typeof options.database === 'object') {
     opened = options.database
   } else {
     const url = options.database ?? DEFAULT_DATABASE_URL
-    opened = await openStore(url, { log: fastify.log, observer: metrics?.commits, poolSize: options.poolSize })
+    const started = await startStore(url, { log: fastify.log, observer: metrics?.commits, poolSize: options.poolSize })
+    opened = started.store
+    // (Awaited once the routes are compiled: a SQLite writer thread starts meanwhile.)
+    storeReady = started.ready
+    storeReady.catch(() => {})
     fastify.addHook('onClose', () => opened.close())
   }
   const storeName = typeof options.database === 'object' ? 'custom' : storeKind(options.database ?? DEFAULT_DATABASE_URL) ?? 'custom'
@@ -303,6 +308,8 @@ const plantStore: FastifyPluginAsync<PlantStoreOptions> = async function plantSt
       operationResolver: createOperationResolver(spec, service, new Set(options.metrics && options.metrics.public ? ['getMetrics'] : []))
     })
   })
+
+  await storeReady
 
   // The methods each path of the spec does not serve (as its routes, now
   // registered, show) get a route that answers 405: the plugin answers

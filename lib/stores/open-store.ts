@@ -70,15 +70,26 @@ export function storeKind (url: string): 'memory' | 'postgres' | 'sqlite' | unde
 }
 
 /** Opens the store a database URL names: `file:PATH`, `postgres://…` or `memory:`. */
-export async function openStore (url: string, { log, observer, poolSize }: OpenStoreOptions = {}): Promise<PlantStorage> {
+export async function openStore (url: string, options: OpenStoreOptions = {}): Promise<PlantStorage> {
+  const { store, ready } = await startStore(url, options)
+  await ready
+  return store
+}
+
+/**
+ * The store a database URL names, and when it may be read: a SQLite
+ * store's writer thread is still starting when it is returned. A `ready`
+ * that fails means the store cannot be used; it must be awaited (or caught).
+ */
+export async function startStore (url: string, { log, observer, poolSize }: OpenStoreOptions = {}): Promise<{ store: PlantStorage, ready: Promise<void> }> {
   switch (kindOf(url)) {
     case 'memory':
-      return new MemoryStore()
+      return { store: new MemoryStore(), ready: Promise.resolve() }
     // The database backends load on demand: a server on SQLite never loads pg.
     case 'postgres': {
       const { PostgresStore } = await import('./postgres-store.ts')
       try {
-        return await PostgresStore.open(url, { log: log?.child({ database: redactedUrl(url) }), poolSize })
+        return { store: await PostgresStore.open(url, { log: log?.child({ database: redactedUrl(url) }), poolSize }), ready: Promise.resolve() }
       } catch (err) {
         throw new DatabaseOpenError(redactedUrl(url), (err as Error).message)
       }
@@ -86,7 +97,7 @@ export async function openStore (url: string, { log, observer, poolSize }: OpenS
     case 'file': {
       const { SqliteStore } = await import('./sqlite-store.ts')
       if (url.endsWith('/')) throw new DatabasePathError(url)
-      return SqliteStore.open(sqlitePath(url)!, { log, observer })
+      return SqliteStore.start(sqlitePath(url)!, { log, observer })
     }
   }
   throw new UnknownDatabaseError(url, DATABASE_URL_FORMS.join(', '))

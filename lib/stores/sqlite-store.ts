@@ -83,6 +83,17 @@ export class SqliteStore implements PlantStorage {
    * its operations answer 503 until it is back.
    */
   static async open (path: string, options: SqliteStoreOptions = {}): Promise<SqliteStore> {
+    const { store, ready } = await SqliteStore.start(path, options)
+    await ready
+    return store
+  }
+
+  /**
+   * The store, and when it is ready: its writer thread has started and
+   * brought the schema to date. Nothing may read it before. (The plugin
+   * compiles its routes meanwhile: the thread boots on the other core.)
+   */
+  static async start (path: string, options: SqliteStoreOptions = {}): Promise<{ store: SqliteStore, ready: Promise<void> }> {
     // A writer thread that runs a whole app (a bundle that did not split
     // the store off its entry) would start writers without end.
     if (isWriterThread()) throw new Error('The SQLite writer was bundled into the app\'s entry file: bundle with code splitting (README: Bundling)')
@@ -90,13 +101,11 @@ export class SqliteStore implements PlantStorage {
     await mkdir(dirname(path), { recursive: true })
     const store = new SqliteStore(path, options.observer)
     // The writer creates and migrates the schema before anything reads it.
-    try {
-      await store.#writer()
-    } catch (err) {
+    const ready = store.#writer().then(() => {}, (err: unknown) => {
       if (!(err instanceof StoreUnavailableError)) throw err
       options.log?.warn({ path, reason: err.message }, 'the SQLite database cannot be written for now; writes answer 503 until it can')
-    }
-    return store
+    })
+    return { store, ready }
   }
 
   // Started on first use and again after it stopped, so that the store heals.
