@@ -1,3 +1,6 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import Fastify from 'fastify'
 import t from 'tap'
 import type { Test } from 'tap'
@@ -88,6 +91,19 @@ t.test('an unknown database URL stops registration', async (t) => {
   await t.rejects(async () => {
     await app.register(plantStore, { tokens: [TOKEN], database: 'mysql://x' })
   }, { code: 'PLANT_STORE_UNKNOWN_DATABASE' })
+})
+
+t.test('a SQLite file that is no database stops registration, though its writer thread starts while the routes compile', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'plant-store-notadb-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const path = join(dir, 'plants.db')
+  writeFileSync(path, 'not a database, '.repeat(512))
+  const app = Fastify()
+  t.teardown(() => app.close())
+  await t.rejects(async () => {
+    await app.register(plantStore, { tokens: [TOKEN], database: `file:${path}` })
+  }, /not a database/)
+  t.equal(readFileSync(path, 'utf8'), 'not a database, '.repeat(512), 'the file is left as it was')
 })
 
 t.test('a host app can give its server the standalone edge', async (t) => {
