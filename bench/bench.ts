@@ -234,6 +234,8 @@ interface Sample {
   cpuUsPerRequest: number
   /** The server's CPU time over the wall time of the round: 1 is one core kept busy. */
   busy: number
+  /** Busy share of the server's core and of the generator's (pinned runs): softirq and other processes included. */
+  cores?: { server: number, generator: number }
 }
 
 // The kernel's clock ticks, in which /proc/<pid>/stat counts CPU time.
@@ -262,6 +264,21 @@ async function cpuUs (pid: number): Promise<number> {
 async function machineBusyUs (): Promise<number> {
   const [user, nice, system, , , irq, softirq, steal] = (await readFile('/proc/stat', 'utf8')).split('\n', 1)[0]!.split(/\s+/).slice(1).map(Number)
   return (user! + nice! + system! + irq! + softirq! + steal!) * 1e6 / CLOCK_TICKS
+}
+
+/** Busy and total time of each core so far (/proc/stat), in clock ticks. */
+async function coreTicks (): Promise<Array<{ busy: number, total: number }>> {
+  return (await readFile('/proc/stat', 'utf8')).split('\n').filter((line) => /^cpu\d+ /.test(line)).map((line) => {
+    const [user, nice, system, idle, iowait, irq, softirq, steal] = line.split(/\s+/).slice(1).map(Number)
+    const busy = user! + nice! + system! + irq! + softirq! + steal!
+    return { busy, total: busy + idle! + iowait! }
+  })
+}
+
+/** Busy share of the server's core (0) and the generator's (1) between two readings. */
+function coreShares (before: Array<{ busy: number, total: number }>, after: Array<{ busy: number, total: number }>): Sample['cores'] {
+  const share = (core: number) => (after[core]!.busy - before[core]!.busy) / Math.max(1, after[core]!.total - before[core]!.total)
+  return pinned ? { server: share(0), generator: share(1) } : undefined
 }
 
 const WRK_SCRIPT = here('./wrk/workload.lua')
@@ -300,13 +317,14 @@ async function loadWithWrk (system: Running, workload: Workload, duration: numbe
 
 async function load (system: Running, workload: Workload, options: { duration?: number, amount?: number } = {}): Promise<Sample> {
   const cpuBefore = await cpuUs(system.child.pid!)
+  const coresBefore = await coreTicks()
   const wallBefore = performance.now()
   if (GENERATOR === 'wrk' && options.amount === undefined) {
     const { answered, seconds: _seconds, ...result } = await loadWithWrk(system, workload, options.duration ?? DURATION)
     if (system.receiverUrl) await drained(system.receiverUrl)
     const wallUs = (performance.now() - wallBefore) * 1000
     const cpu = await cpuUs(system.child.pid!) - cpuBefore
-    return { ...result, cpuUsPerRequest: answered > 0 ? cpu / answered : 0, busy: cpu / wallUs }
+    return { ...result, cpuUsPerRequest: answered > 0 ? cpu / answered : 0, busy: cpu / wallUs, cores: coreShares(coresBefore, await coreTicks()) }
   }
   const result = await autocannon({
     url: system.url,
@@ -327,7 +345,8 @@ async function load (system: Running, workload: Workload, options: { duration?: 
     errors: result.errors + result.timeouts,
     non2xx: result.non2xx,
     cpuUsPerRequest: answered > 0 ? cpu / answered : 0,
-    busy: cpu / wallUs
+    busy: cpu / wallUs,
+    cores: coreShares(coresBefore, await coreTicks())
   }
 }
 
@@ -507,23 +526,39 @@ lines.push(`Machine: ${cpus()[0]?.model ?? 'unknown CPU'}, ${cpus().length} core
 lines.push('CPU µs per request is the server process\'s CPU time (user and system, all threads: the SQLite writer counts) over the requests answered; ' +
   'busy is that CPU time over the round\'s wall time (100 % = one core). With a webhook subscriber, a round lasts until every delivery has arrived, ' +
   'and req/s and CPU per request include sending them. A round of a CPU-bound system (no database to wait for) under 90 % busy ' +
-  'at 32 or more connections was limited by the load generator, and is marked so.', '')
-lines.push('| System | Workload | req/s | p50/p99 ms | × Fastify | CPU µs/req | CPU × Fastify | busy % |')
-lines.push('|---|---|---|---|---|---|---|---|')
-const generatorLimited = (system: SystemSpec, workload: Workload) =>
+  'at 32 or more connections is marked generator-limited' + (pinned
+  ? ', unless the generator\'s core had headroom (under 90 % busy) while the server\'s core was saturated (95 % or more, with the ' +
+    'kernel\'s network work for the server, which is not the process\'s CPU time): such a round is marked *server core saturated* instead. ' +
+    '"Cores" are the busy shares of the server\'s core and the generator\'s (/proc/stat), medians over rounds.'
+  : '.'), '')
+lines.push(`| System | Workload | req/s | p50/p99 ms | × Fastify | CPU µs/req | CPU × Fastify | busy %${pinned ? ' | cores % (server/generator)' : ''} |`)
+lines.push(`|---|---|---|---|---|---|---|---|${pinned ? '---|' : ''}`)
+const underBusy = (system: SystemSpec, workload: Workload) =>
   system.cpuBound === true && WORKLOADS.find(({ key }) => key === workload)!.connections >= CONNECTIONS
-    ? all(system.key, workload).filter((s) => s.busy < 0.9).length
-    : 0
+    ? all(system.key, workload).filter((s) => s.busy < 0.9)
+    : []
+// The generator was the limit only when its own core had no headroom left.
+const serverCoreSaturated = (s: Sample) => s.cores !== undefined && s.cores.generator < 0.9 && s.cores.server >= 0.95
+const generatorLimited = (system: SystemSpec, workload: Workload) => underBusy(system, workload).filter((s) => !serverCoreSaturated(s)).length
+const saturated = (system: SystemSpec, workload: Workload) => underBusy(system, workload).filter(serverCoreSaturated).length
 for (const system of specs) {
   for (const { key, name } of WORKLOADS) {
     const runs = all(system.key, key)
     if (runs.length === 0) continue
     const failed = failedRounds(system.key, key)
     const limited = generatorLimited(system, key)
-    const notes = [failed ? `**${failed} failed round(s)**` : '', limited ? `**generator-limited in ${limited} of ${runs.length} round(s)**` : ''].filter(Boolean).join(', ')
+    const coreBound = saturated(system, key)
+    const notes = [
+      failed ? `**${failed} failed round(s)**` : '',
+      limited ? `**generator-limited in ${limited} of ${runs.length} round(s)**` : '',
+      coreBound ? `*server core saturated in ${coreBound} of ${runs.length}*` : ''
+    ].filter(Boolean).join(', ')
+    const cores = runs.every((s) => s.cores !== undefined)
+      ? ` | ${fmt(median(runs.map((s) => s.cores!.server * 100)))}/${fmt(median(runs.map((s) => s.cores!.generator * 100)))}`
+      : pinned ? ' | –' : ''
     lines.push(`| ${system.name} | ${name} | ${fmt(median(runs.map((s) => s.rps)))} | ${fmt(median(runs.map((s) => s.p50)))}/${fmt(median(runs.map((s) => s.p99)))} | ` +
       `${fmt(ratio(system.key, key), 2)} | ${fmt(median(runs.map((s) => s.cpuUsPerRequest)))} | ${fmt(ratio(system.key, key, (s) => s.cpuUsPerRequest), 2)} | ` +
-      `${fmt(median(runs.map((s) => s.busy * 100)))}${notes ? ` ${notes}` : ''} |`)
+      `${fmt(median(runs.map((s) => s.busy * 100)))}${notes ? ` ${notes}` : ''}${cores} |`)
   }
 }
 

@@ -24,6 +24,10 @@ t.test('npm run bench -- --smoke runs every system and writes its table', async 
       t.match(written, new RegExp(`^\\| ${system.replace(/[()+.]/g, '\\$&')} \\| ${workload} \\| [\\d,]+ \\| [\\d,]+/[\\d,]+ \\| ([\\d.]+|–) \\| [\\d,]+ \\| ([\\d.]+|–) \\| [\\d,]+`, 'm'), `${system}: ${workload} was measured`)
     }
   }
+  if (written.includes('the generator on core 1')) {
+    // Pinned: each row shows how busy the server's core and the generator's were.
+    t.match(written, /^\| baseline: bare Fastify \+ Map \| POST \/plants \(unique ids\), 32 connections \|.* \| \d+\/\d+ \|$/m, 'the cores\' busy shares')
+  }
   t.match(written, /^\| CPU µs per create, memory store ≤ 1\.10 × bare Fastify's \| ([\d.]+|–) × \| (yes|\*\*no\*\*) \|$/m, 'the targets are reported')
   t.match(written, /^\| durable creates\/s, webhooks on with no subscriber, within 3 % of webhooks off \| ([\d.]+|–) × \| (yes|\*\*no\*\*) \|$/m, 'webhooks on against off')
   t.match(written, /^\| start-up to listening ≤ 400 ms/m)
