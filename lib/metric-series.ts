@@ -31,6 +31,7 @@ abstract class LabelledMetric<S extends Series> {
 
   protected abstract create (labels: LabelValues): S
   protected abstract render (series: S, values: Values): void
+  protected abstract zero (series: S): void
 
   /** The series of one label set, by a key the caller makes unique to it. */
   series (key: string, labels: LabelValues): S {
@@ -48,8 +49,9 @@ abstract class LabelledMetric<S extends Series> {
     return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values }
   }
 
+  // (In place: callers keep their series, as prom-client's children survive a reset.)
   reset (): void {
-    this.#series.clear()
+    for (const series of this.#series.values()) this.zero(series)
   }
 }
 
@@ -67,6 +69,10 @@ export class LabelledCounter extends LabelledMetric<CounterSeries> {
 
   protected render ({ labels, value }: CounterSeries, values: Values): void {
     values.push({ labels, value, metricName: this.name })
+  }
+
+  protected zero (series: CounterSeries): void {
+    series.value = 0
   }
 }
 
@@ -107,6 +113,12 @@ export class LabelledHistogram extends LabelledMetric<HistogramSeries> {
 
   protected create (labels: LabelValues): HistogramSeries {
     return new HistogramSeries(labels, this.#bounds)
+  }
+
+  protected zero (series: HistogramSeries): void {
+    series.counts.fill(0)
+    series.sum = 0
+    series.count = 0
   }
 
   // As prom-client renders its histograms: cumulative buckets, +Inf, sum, count.

@@ -112,13 +112,12 @@ export class PlantStoreMetrics {
   /** A store whose operations are timed and whose webhook attempts are counted. */
   instrument (store: PlantStorage, name: string): PlantStorage {
     const timed = (operation: string, _args: unknown[], call: () => Promise<unknown>) => {
-      const series = this.#storeDurations.series(operation, { store: name, operation })
+      const series = this.#storeDurations.series(`${name} ${operation}`, { store: name, operation })
       const start = performance.now()
-      const result = call()
-      // (Observed beside the caller's chain, not in it: no extra turn for the caller.)
       const end = () => series.observe((performance.now() - start) / 1000)
-      result.then(end, end)
-      return result
+      // (The caller gets the same settlement as without metrics: a rejection
+      // it drops is still reported as unhandled.)
+      return call().then((value) => { end(); return value }, (err: unknown) => { end(); throw err })
     }
     return wrapStore(store, timed, (operation, args, call) => {
       if (operation === 'record') for (const outcome of args[0] as AttemptOutcome[]) this.#deliveries.inc({ outcome: outcomeOf(outcome) })

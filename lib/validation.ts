@@ -88,9 +88,9 @@ function createAjv (coerce: boolean) {
     allErrors: false,
     // OpenAPI adds keywords of its own (example, discriminator, xml…).
     strict: false,
-    // The spec's schemas are checked against OpenAPI's own schema when
-    // fastify-openapi-glue loads it, and linted in CI: compiling Ajv's
-    // meta-schema again to check them costs start-up time for nothing.
+    // Only the spec's schemas come here, and test/spec.test.ts checks each
+    // of them against Ajv's meta-schema (Redocly lints them too): checking
+    // them again at every start-up would cost the meta-schema's compile.
     validateSchema: false
   })
   addFormats(ajv)

@@ -9,7 +9,7 @@ import Fastify from 'fastify'
 import { Registry } from 'prom-client'
 import t from 'tap'
 import type { FastifyInstance } from 'fastify'
-import { AUTH, JSON_TYPE, build, until } from './helper.ts'
+import { AUTH, JSON_TYPE, TOKEN, build, until } from './helper.ts'
 import { POSTGRES_SKIP, freshSchemaUrl } from './postgres.ts'
 import { receiver } from './receiver.ts'
 import plantStore, { MemoryStore } from '../lib/plugin.ts'
@@ -229,4 +229,34 @@ t.test('the request-path series render exactly as prom-client\'s own metrics, an
     AggregatorRegistry.aggregate(await Promise.all(registries.map((registry) => registry.getMetricsAsJSON()))).metrics()
   t.equal(await aggregated(ours), await aggregated(theirs), 'the cluster\'s sum')
   t.match(await aggregated(ours), /^h_seconds_bucket\{le="0.001",op="a",status="200"\} 3$/m, 'cumulative buckets, bounds inclusive')
+})
+
+t.test('a host\'s registry reset zeroes the plugin\'s series, which go on counting', async (t) => {
+  const registry = new Registry()
+  const app = Fastify()
+  await app.register(plantStore, { tokens: [TOKEN], database: 'memory:', overload: false, metrics: { registry } })
+  t.teardown(() => app.close())
+  await create(app, 1)
+  await create(app, 2)
+  registry.resetMetrics()
+  await create(app, 3)
+  const text = await registry.metrics()
+  t.equal(sample(text, 'plant_store_http_requests_total{operation="createPlant",method="POST",status="200"}'), 1, 'requests since the reset')
+  t.equal(sample(text, 'plant_store_http_request_duration_seconds_count{operation="createPlant",method="POST",status="200"}'), 1, 'durations since the reset')
+  t.equal(sample(text, 'plant_store_store_operation_duration_seconds_count{store="memory",operation="create"}'), 1, 'store operations since the reset')
+})
+
+t.test('two stores instrumented by one metrics instance keep their own series; a rejection reaches the caller', async (t) => {
+  const { PlantStoreMetrics } = await import('../lib/metrics.ts')
+  const metrics = new PlantStoreMetrics({ registry: new Registry() })
+  const failing = Object.assign(new MemoryStore(), { get: async () => { throw new Error('store failed') } })
+  const first = metrics.instrument(new MemoryStore(), 'first')
+  const second = metrics.instrument(failing, 'second')
+  await first.get(1n)
+  await t.rejects(second.get(1n), /store failed/)
+  await t.rejects(second.get(2n), /store failed/)
+  const text = await metrics.registry.metrics()
+  t.equal(sample(text, 'plant_store_store_operation_duration_seconds_count{store="first",operation="get"}'), 1)
+  t.equal(sample(text, 'plant_store_store_operation_duration_seconds_count{store="second",operation="get"}'), 2, 'failed operations are timed too')
+  metrics.close()
 })
