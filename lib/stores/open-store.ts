@@ -69,15 +69,9 @@ export function storeKind (url: string): 'memory' | 'postgres' | 'sqlite' | unde
   return kind === 'file' ? 'sqlite' : kind
 }
 
-/** Opens the store a database URL names: `file:PATH`, `postgres://…` or `memory:`. */
-export async function openStore (url: string, options: OpenStoreOptions = {}): Promise<PlantStorage> {
-  const { store, ready } = await startStore(url, options)
-  await ready
-  return store
-}
-
 /**
- * The store a database URL names, and when it may be read: a SQLite
+ * Opens the store a database URL names (`file:PATH`, `postgres://…` or
+ * `memory:`), and says when it may be read: a SQLite
  * store's writer thread is still starting when it is returned. A `ready`
  * that fails means the store cannot be used; it must be awaited (or caught).
  */
