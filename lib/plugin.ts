@@ -4,7 +4,6 @@
 // its own routes, never to the host app's.
 import './node-version.ts'
 import bearerAuth from '@fastify/bearer-auth'
-import cors from '@fastify/cors'
 import rateLimit from '@fastify/rate-limit'
 import openapiGlue from 'fastify-openapi-glue'
 import fp from 'fastify-plugin'
@@ -27,6 +26,7 @@ import { createOperationResolver, specMediaTypes, specPaths } from './operations
 import { deferrable, lazyChildLoggerFactory } from './request-logger.ts'
 import { RouteFacts } from './route-facts.ts'
 import { MemoryBudget, closeInStages, createAnswerFlow, hasUnreadBody } from './socket-bounds.ts'
+import { usePrecompiledSpecCheck } from './spec-check.ts'
 import { loadSpec } from './spec.ts'
 import { DEFAULT_DATABASE_URL, startStore, storeKind } from './stores/open-store.ts'
 import type { PlantStorage } from './stores/plant-storage.ts'
@@ -284,6 +284,8 @@ const plantStore: FastifyPluginAsync<PlantStoreOptions> = async function plantSt
   // with the methods the path serves.
   if (corsOn) {
     const origin = options.corsOrigins!.includes('*') ? '*' : [...options.corsOrigins!]
+    // (Loaded only when asked for: most servers have no browser callers.)
+    const { default: cors } = await import('@fastify/cors')
     await fastify.register(cors, {
       delegator: (request, callback) => {
         const methods = routes.allowedMethods(request.url.split('?', 1)[0] ?? '')
@@ -298,6 +300,7 @@ const plantStore: FastifyPluginAsync<PlantStoreOptions> = async function plantSt
     await fastify.register(docs, { spec, guard: options.protectDocs ? verifyBearerAuth : undefined })
   }
 
+  usePrecompiledSpecCheck()
   await fastify.register(async function api (api) {
     // onRequest: the token is checked before the body is even read.
     api.addHook('onRequest', createAuthHook(verifyBearerAuth, failureLimit === false

@@ -3,9 +3,18 @@
 // - lib/api-types.ts: the service's request and response types;
 // - lib/spec-document.ts: the spec itself, embedded, so that the package
 //   finds it wherever it is installed, renamed or bundled;
+// - lib/openapi-31-check.ts: the OpenAPI 3.1 document check that
+//   fastify-openapi-glue runs at every start, compiled ahead (Ajv standalone
+//   code from @seriousme/openapi-schema-validator's own schema: see
+//   lib/spec-check.ts);
 // - the configuration table of README.md (from lib/config.ts).
 // `--check` exits 1, naming the file, when a committed one no longer matches.
+import { createHash } from 'node:crypto'
 import { readFile, writeFile } from 'node:fs/promises'
+import { createRequire } from 'node:module'
+import { Ajv2020 } from 'ajv/dist/2020.js'
+import standaloneModule from 'ajv/dist/standalone/index.js'
+import addFormatsModule from 'ajv-formats'
 import openapiTS, { astToString, COMMENT_HEADER } from 'openapi-typescript'
 import ts from 'typescript'
 import { parse } from 'yaml'
@@ -51,6 +60,31 @@ export async function generateSpecDocument (): Promise<string> {
   ].join('\n')
 }
 
+// CommonJS default exports arrive wrapped.
+const standaloneCode = standaloneModule as unknown as typeof standaloneModule.default
+const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default
+
+/** The OpenAPI 3.1 schema the validator package checks documents against, as installed. */
+export const OPENAPI_31_SCHEMA = createRequire(import.meta.url).resolve('@seriousme/openapi-schema-validator/schemas/v3.1/schema.json')
+
+export async function generateOpenApiCheck (): Promise<string> {
+  const text = await readFile(OPENAPI_31_SCHEMA, 'utf8')
+  // Ajv as the validator package sets it up (its getAjvValidator), with
+  // source code kept for the standalone module.
+  const ajv = new Ajv2020({ strict: false, code: { source: true, esm: true } })
+  addFormats(ajv)
+  ajv.addFormat('media-range', true)
+  const code = standaloneCode(ajv, ajv.compile(JSON.parse(text)))
+  return [
+    '// @ts-nocheck',
+    '// Generated from @seriousme/openapi-schema-validator/schemas/v3.1/schema.json',
+    '// by `npm run generate` (Ajv standalone code); do not edit.',
+    `export const SCHEMA_SHA256 = '${createHash('sha256').update(text).digest('hex')}'`,
+    code,
+    ''
+  ].join('\n')
+}
+
 const TABLE_START = '<!-- configuration: generated from lib/config.ts by `npm run generate` -->'
 const TABLE_END = '<!-- /configuration -->'
 
@@ -68,6 +102,7 @@ const README = new URL('../README.md', import.meta.url)
 export const derived: Array<{ file: URL, make: () => Promise<string> }> = [
   { file: new URL('../lib/api-types.ts', import.meta.url), make: generateTypes },
   { file: new URL('../lib/spec-document.ts', import.meta.url), make: generateSpecDocument },
+  { file: new URL('../lib/openapi-31-check.ts', import.meta.url), make: generateOpenApiCheck },
   { file: README, make: async () => generateReadme(await readFile(README, 'utf8')) }
 ]
 

@@ -1,11 +1,15 @@
 import { readFile } from 'node:fs/promises'
+import { createRequire } from 'node:module'
+import { pathToFileURL } from 'node:url'
 import { Ajv2020 } from 'ajv/dist/2020.js'
+import addFormatsModule from 'ajv-formats'
 import Fastify from 'fastify'
 import t from 'tap'
 import plantStore from '../lib/plugin.ts'
 import { loadSpec } from '../lib/spec.ts'
 import { parse } from 'yaml'
-import { derived } from '../spec/generate.ts'
+import { OPENAPI_31_SCHEMA, derived } from '../spec/generate.ts'
+import { validate as precompiledCheck } from '../lib/openapi-31-check.ts'
 
 const spec = await loadSpec() as Record<string, any>
 
@@ -53,7 +57,7 @@ t.test('every status the service adds answers an Error body', async (t) => {
 })
 
 t.test('what derives from the spec and the configuration is up to date', async (t) => {
-  t.equal(derived.length, 3, 'types, the embedded spec, the README table')
+  t.equal(derived.length, 4, 'types, the embedded spec, the OpenAPI check, the README table')
   for (const { file, make } of derived) {
     t.equal(await readFile(file, 'utf8'), await make(), `${file.pathname}: run \`npm run generate\``)
   }
@@ -81,4 +85,67 @@ t.test('every schema the spec gives a route is a valid JSON Schema (the validato
   await app.ready()
   await app.close()
   t.ok(checked >= 5, `${checked} schemas checked`)
+})
+
+// The Validator class exactly as fastify-openapi-glue resolves it.
+const glueRequire = createRequire(createRequire(import.meta.url).resolve('fastify-openapi-glue'))
+const { Validator } = await import(pathToFileURL(glueRequire.resolve('@seriousme/openapi-schema-validator')).href) as typeof import('@seriousme/openapi-schema-validator')
+const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default
+
+t.test('registering the plugin checks the spec against the OpenAPI 3.1 schema without compiling that schema', async (t) => {
+  const compiled: string[] = []
+  const compile = Ajv2020.prototype.compile
+  t.teardown(() => { Ajv2020.prototype.compile = compile })
+  Ajv2020.prototype.compile = function (this: Ajv2020, schema: unknown, meta?: boolean) {
+    const id = (schema as { $id?: unknown })?.$id
+    if (typeof id === 'string') compiled.push(id)
+    return compile.call(this, schema as object, meta)
+  } as typeof compile
+  const app = Fastify()
+  await app.register(plantStore, { tokens: ['token'], database: 'memory:' })
+  await app.ready()
+  await app.close()
+  t.same(compiled.filter((id) => id.startsWith('https://spec.openapis.org/oas/')), [], 'no OpenAPI schema compiled')
+  // What glue's validator uses now: the precompiled check for 3.1 with its
+  // own default options; anything else still compiles.
+  const internals = (validator: object) => validator as { getAjvValidator: (version: string) => unknown }
+  t.equal(internals(new Validator()).getAjvValidator('3.1'), precompiledCheck)
+  t.not(internals(new Validator({ strict: 'log' })).getAjvValidator('3.1'), precompiledCheck, 'other options compile their own')
+  t.ok(compiled.some((id) => id.startsWith('https://spec.openapis.org/oas/3.1/')), 'which the spy sees: it can fail')
+  t.not(internals(new Validator()).getAjvValidator('3.0'), precompiledCheck, 'as does another version')
+})
+
+t.test('the precompiled OpenAPI 3.1 check gives the verdicts the compiled one gives', async (t) => {
+  // Compiled here as the validator package compiles it.
+  const ajv = new Ajv2020({ strict: false })
+  addFormats(ajv)
+  ajv.addFormat('media-range', true)
+  const compiled = ajv.compile(JSON.parse(await readFile(OPENAPI_31_SCHEMA, 'utf8')))
+  const broken: Array<[string, (doc: Record<string, any>) => void]> = [
+    ['as it is', () => {}],
+    ['no info', (doc) => { delete doc.info }],
+    ['a version that is not 3.1', (doc) => { doc.openapi = '3.0.3' }],
+    ['responses that are not an object', (doc) => { doc.paths['/plants'].post.responses = 'none' }],
+    ['a parameter with no name', (doc) => { delete doc.paths['/plants'].get.parameters[0].name }],
+    ['a parameter in nowhere', (doc) => { doc.paths['/plants'].get.parameters[0].in = 'nowhere' }],
+    ['a path parameter not required', (doc) => { doc.paths['/plants/{id}'].parameters[0].required = false }],
+    ['a path without a slash', (doc) => { doc.paths.plants = doc.paths['/plants'] }],
+    ['an unknown operation member', (doc) => { doc.paths['/plants'].get.unknown = 1 }],
+    ['a security scheme of no type', (doc) => { delete doc.components.securitySchemes.bearerAuth.type }],
+    ['a server without a url', (doc) => { delete doc.servers[0].url }],
+    ['a webhook that is not a path item', (doc) => { doc.webhooks.newPlant = [] }],
+    ['a license without a name', (doc) => { delete doc.info.license.name }],
+    ['a tag without a name', (doc) => { delete doc.tags[0].name }],
+    ['a response without a description', (doc) => { delete doc.paths['/plants'].post.responses['200'].description }]
+  ]
+  let refused = 0
+  for (const [what, change] of broken) {
+    const doc = await loadSpec() as Record<string, any>
+    change(doc)
+    const verdict = precompiledCheck(doc)
+    t.equal(verdict, compiled(doc), what)
+    t.same((precompiledCheck as unknown as { errors?: unknown }).errors ?? null, compiled.errors ?? null, `${what}: the same errors`)
+    if (!verdict) refused++
+  }
+  t.equal(refused, broken.length - 1, 'every broken document is refused')
 })
