@@ -64,6 +64,17 @@ export function storeSuite (t: Test, open: (t: Test) => Promise<PlantStorage>): 
     t.equal(await store.get(2n ** 53n), undefined, '2^53 is not 2^53+1')
   })
 
+  t.test('ids on both sides of ±2^53 are distinct plants', async (t) => {
+    const store = await fresh(t)
+    const ids = [2n ** 53n - 1n, 2n ** 53n, -(2n ** 53n) + 1n, -(2n ** 53n)]
+    for (const id of ids) t.equal(await store.create({ id, name: `p${id}` }), 'created')
+    for (const id of ids) t.same(await store.get(id), { id, name: `p${id}` }, `${id} round-trips`)
+    t.same((await store.list({ limit: 10 })).map((p) => p.id), [-(2n ** 53n), -(2n ** 53n) + 1n, 2n ** 53n - 1n, 2n ** 53n])
+    t.equal(await store.delete(2n ** 53n), true)
+    t.same(await store.get(2n ** 53n - 1n), { id: 2n ** 53n - 1n, name: `p${2n ** 53n - 1n}` }, 'deleting one keeps its neighbour')
+    t.equal(await store.create({ id: 2n ** 53n - 1n, name: 'other' }), 'conflict')
+  })
+
   t.test('list: ascending ids, an exclusive cursor, a limit; every plant once', async (t) => {
     const store = await fresh(t)
     const ids = [5n, -3n, 2n ** 63n - 1n, 0n, 17n, -(2n ** 63n), 2n ** 53n + 1n, 2n ** 53n, 8n]
