@@ -6,7 +6,10 @@
 // (its `registerMetric` takes any object with a name and get()), so that
 // the registry's text, the cluster's aggregation and removal by name treat
 // them as any other metric.
-import type { Metric, MetricValueWithName, Registry } from 'prom-client'
+import type { Metric, MetricValueWithName, Registry, RegistryContentType } from 'prom-client'
+
+/** A prom-client registry of either format (Prometheus text or OpenMetrics). */
+export type AnyRegistry = Registry<RegistryContentType>
 
 type LabelValues = Record<string, string | number>
 type Values = Array<MetricValueWithName<string>>
@@ -23,7 +26,7 @@ abstract class LabelledMetric<S extends Series> {
   readonly aggregator = 'sum'
   readonly #series = new Map<string, S>()
 
-  constructor ({ name, help, registers }: { name: string, help: string, registers: Registry[] }) {
+  constructor ({ name, help, registers }: { name: string, help: string, registers: AnyRegistry[] }) {
     this.name = name
     this.help = help
     for (const registry of registers) registry.registerMetric(this as unknown as Metric)
@@ -106,7 +109,7 @@ export class LabelledHistogram extends LabelledMetric<HistogramSeries> {
   readonly type = 'histogram'
   readonly #bounds: readonly number[]
 
-  constructor (options: { name: string, help: string, buckets: readonly number[], registers: Registry[] }) {
+  constructor (options: { name: string, help: string, buckets: readonly number[], registers: AnyRegistry[] }) {
     super(options)
     this.#bounds = options.buckets
   }

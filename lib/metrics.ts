@@ -4,7 +4,7 @@
 // `plant_store_` prefix, base units (seconds), `_total` on counters.
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client'
 import { LabelledCounter, LabelledHistogram } from './metric-series.ts'
-import type { CounterSeries, HistogramSeries } from './metric-series.ts'
+import type { AnyRegistry, CounterSeries, HistogramSeries } from './metric-series.ts'
 import { BACKLOG_COUNT_LIMIT } from './stores/webhook-storage.ts'
 import type { AttemptOutcome, Backlog, WebhookStorage } from './stores/webhook-storage.ts'
 import { wrapStore } from './stores/plant-storage.ts'
@@ -38,7 +38,7 @@ function processRegistry (): Registry {
 
 export interface MetricsOptions {
   /** Where the metrics are registered; default a registry of the plugin's own. */
-  registry?: Registry
+  registry?: AnyRegistry
 }
 
 /**
@@ -47,8 +47,11 @@ export interface MetricsOptions {
  * decides that for itself (they can be collected once per registry).
  */
 export class PlantStoreMetrics {
-  readonly registry: Registry
-  readonly #owned: object[] = []
+  readonly registry: AnyRegistry
+  // The names the plugin's metrics were registered under, to take them out
+  // by: an OpenMetrics registry renames its counters (dropping `_total`)
+  // the first time it renders them.
+  readonly #owned: string[] = []
   readonly #ownRegistry: boolean
 
   // (On every request's path: series of metric-series.ts; the rest prom-client's.)
@@ -68,7 +71,7 @@ export class PlantStoreMetrics {
     this.#ownRegistry = registry === undefined
     this.registry = registry ?? new Registry()
     const registers = [this.registry]
-    const own = <M extends object>(metric: M): M => { this.#owned.push(metric); return metric }
+    const own = <M extends object>(metric: M): M => this.#own(metric)
 
     this.#requests = own(new LabelledCounter({ name: 'plant_store_http_requests_total', help: 'HTTP requests answered, by operationId (`none` for no operation), method and status code', registers }))
     this.#durations = own(new LabelledHistogram({ name: 'plant_store_http_request_duration_seconds', help: 'Time from a request\'s arrival to its answer being written', buckets: LATENCY_BUCKETS, registers }))
@@ -128,7 +131,7 @@ export class PlantStoreMetrics {
   /** Gauges read at each scrape: readiness, the webhook backlog, the PostgreSQL pool. */
   watch ({ state, webhooks, pool }: { state: StateSource, webhooks?: WebhookStorage, pool?: () => PoolCounts }): void {
     const registers = [this.registry]
-    const own = <M extends object>(metric: M): M => { this.#owned.push(metric); return metric }
+    const own = <M extends object>(metric: M): M => this.#own(metric)
     own(new Gauge({
       name: 'plant_store_ready',
       help: '1 while the service takes traffic, 0 while overloaded or shutting down (summed over workers: how many are ready)',
@@ -219,10 +222,15 @@ export class PlantStoreMetrics {
     return process + own
   }
 
+  #own<M extends object> (metric: M): M {
+    this.#owned.push((metric as unknown as { name: string }).name)
+    return metric
+  }
+
   /** Takes the plugin's metrics out of a host's registry (its own is dropped whole). */
   close (): void {
     if (this.#ownRegistry) return this.registry.clear()
-    for (const metric of this.#owned) this.registry.removeSingleMetric((metric as { name: string }).name)
+    for (const name of this.#owned) this.registry.removeSingleMetric(name)
   }
 }
 

@@ -9,7 +9,7 @@ import openapiGlue from 'fastify-openapi-glue'
 import fp from 'fastify-plugin'
 import type { FastifyPluginAsync } from 'fastify'
 import type { Redis } from 'ioredis'
-import type { Registry } from 'prom-client'
+import type { AnyRegistry } from './metric-series.ts'
 import { PlantService } from '../service/plant-service.ts'
 import { authObserver, createAuthHook, createTokenCheck, failureKey, failureStore } from './auth.ts'
 import type { FailureLimit } from './auth.ts'
@@ -119,7 +119,7 @@ export interface PlantStoreOptions {
 
 export interface MetricsPluginOptions {
   /** A prom-client registry to add the plugin's metrics to (not Node's default ones: the host's call). */
-  registry?: Registry
+  registry?: AnyRegistry
   /** Serve them without a token. Default false: a bearer token, as the API. */
   public?: boolean
   /** What GET /metrics answers. Default this registry's metrics; the server gives the whole process tree's under WORKERS. */

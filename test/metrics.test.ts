@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Fastify from 'fastify'
 import { Registry } from 'prom-client'
+import type { OpenMetricsContentType } from 'prom-client'
 import t from 'tap'
 import type { FastifyInstance } from 'fastify'
 import { AUTH, JSON_TYPE, TOKEN, build, until } from './helper.ts'
@@ -96,6 +97,21 @@ t.test('a host registry: the plugin\'s metrics join the host\'s, without Node\'s
   t.equal(sample(own.body, 'plant_store_http_requests_total{operation="createPlant",method="POST",status="200"}'), 1, 'the plugin serves the same registry')
   await app.close()
   t.notMatch(await registry.metrics(), /plant_store_/, 'closed: its metrics are taken out')
+})
+
+t.test('an OpenMetrics host registry: the plugin\'s counters leave with it, and it registers again', async (t) => {
+  const registry = new Registry<OpenMetricsContentType>()
+  registry.setContentType(Registry.OPENMETRICS_CONTENT_TYPE)
+  for (let round = 1; round <= 2; round++) {
+    const app = Fastify()
+    await app.register(plantStore, { tokens: ['token'], database: 'memory:', overload: false, metrics: { registry } })
+    await app.inject({ method: 'POST', url: '/plants', headers: { authorization: 'Bearer token', ...JSON_TYPE }, payload: '{"id":5,"name":"ivy"}' })
+    // (Rendering is what renames the counters.)
+    const text = await registry.metrics()
+    t.equal(sample(text, 'plant_store_http_requests_total{operation="createPlant",method="POST",status="200"}'), 1, `round ${round}: counted`)
+    await app.close()
+    t.notMatch(await registry.metrics(), /plant_store_/, `round ${round}: closed, its metrics are taken out`)
+  }
 })
 
 t.test('failed authentications and 429s are counted', async (t) => {

@@ -2,6 +2,8 @@
 import Fastify from 'fastify'
 import { expectAssignable, expectError, expectNotAssignable, expectType } from 'tsd'
 import plantStore, { MemoryStore } from 'plant-store'
+import { Registry } from 'prom-client'
+import type { OpenMetricsContentType } from 'prom-client'
 import type { CreateOutcome, PlantStorage, PlantStoreOptions, StoredPlant } from 'plant-store'
 
 const app = Fastify()
@@ -14,6 +16,11 @@ expectError(app.register(plantStore, { tokens: ['t'], bodyLimit: '1mb' }))
 expectError(app.register(plantStore, { tokens: ['t'], database: 42 }))
 expectAssignable<PlantStoreOptions>({ tokens: ['t'], overload: false, authFailureLimit: { max: 5, timeWindow: 1000 } })
 expectNotAssignable<PlantStoreOptions>({ tokens: ['t'], overload: 'sometimes' })
+
+// A host's prom-client registry, in either of its formats.
+expectAssignable<PlantStoreOptions>({ tokens: ['t'], metrics: { registry: new Registry() } })
+expectAssignable<PlantStoreOptions>({ tokens: ['t'], metrics: { registry: new Registry<OpenMetricsContentType>() } })
+expectNotAssignable<PlantStoreOptions>({ tokens: ['t'], metrics: { registry: {} } })
 
 // A storage of the host's own, through the interface.
 const storage: PlantStorage = new MemoryStore()
