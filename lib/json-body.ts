@@ -78,7 +78,14 @@ function scan (text: string, int64Members: ReadonlySet<string>): Array<string | 
         while (next < length && text.charCodeAt(next) <= 0x20) next++
         if (text.charCodeAt(next) === COLON) { // a member name, not a string value
           let name = text.slice(i + 1, end - 1)
-          if (name.includes('\\')) name = JSON.parse(`"${name}"`) as string
+          if (name.includes('\\')) {
+            // A malformed escape: JSON.parse refuses the whole body (400).
+            try {
+              name = JSON.parse(`"${name}"`) as string
+            } catch {
+              return found
+            }
+          }
           if (int64Members.has(name)) {
             NUMBER_VALUE.lastIndex = next + 1
             const token = NUMBER_VALUE.exec(text)?.[1]

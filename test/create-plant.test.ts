@@ -78,7 +78,8 @@ t.test('bodies are validated without coercion', async (t) => {
 
 t.test('malformed JSON answers 400 with the parser\'s reason', async (t) => {
   const app = await build(t)
-  for (const payload of ['{"id":', '{id: 1}', '{"id":1,"name":"x"}}', '']) {
+  // (Malformed escapes in a short member name, which the int64 scan reads, too.)
+  for (const payload of ['{"id":', '{id: 1}', '{"id":1,"name":"x"}}', '', '{"\\uZZZZ":1}', '{"\\x":1}', '{"id":1,"name":"a","\\u00":2}']) {
     const res = await app.inject(raw(payload))
     t.equal(res.statusCode, 400, `${JSON.stringify(payload)} answers 400`)
     t.match(res.json().message, /^The request body is not valid JSON: ./)

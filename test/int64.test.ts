@@ -22,6 +22,7 @@ t.test('the parser reads int64 members from their digits, and nothing else', asy
   t.throws(() => parseJsonBody('{"id":9007199254740993,"__proto__":{}}', ID), /forbidden prototype property/)
   t.throws(() => parseJsonBody('{"id":1', ID), { code: 'PLANT_STORE_INVALID_JSON' })
   t.throws(() => parseJsonBody(' ', ID), { code: 'PLANT_STORE_INVALID_JSON' })
+  t.throws(() => parseJsonBody('{"\\uZZZZ":1}', ID), { code: 'PLANT_STORE_INVALID_JSON' }, 'a malformed escape in a member name')
 })
 
 t.test('one rule for the forms of an int64 number: its exact value must be a whole int64', async (t) => {
