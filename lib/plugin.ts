@@ -300,7 +300,7 @@ const plantStore: FastifyPluginAsync<PlantStoreOptions> = async function plantSt
     await fastify.register(docs, { spec, guard: options.protectDocs ? verifyBearerAuth : undefined })
   }
 
-  usePrecompiledSpecCheck()
+  await usePrecompiledSpecCheck()
   await fastify.register(async function api (api) {
     // onRequest: the token is checked before the body is even read.
     api.addHook('onRequest', createAuthHook(verifyBearerAuth, failureLimit === false

@@ -7,37 +7,69 @@
 import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import { Validator } from '@seriousme/openapi-schema-validator'
-import { SCHEMA_SHA256, validate } from './openapi-31-check.ts'
+import { pathToFileURL } from 'node:url'
+import type { Validator as ValidatorClass } from '@seriousme/openapi-schema-validator'
+import { FINGERPRINT, validate } from './openapi-31-check.ts'
 
 type Check = typeof validate
-type Compile = (this: ValidatorInternals, version: string) => Check
-interface ValidatorInternals { ajvOptions: Record<string, unknown>, getAjvValidator: Compile }
+interface ValidatorInternals { ajvOptions: Record<string, unknown>, getAjvValidator: (this: ValidatorInternals, version: string) => Check }
 
-const internals = Validator.prototype as unknown as ValidatorInternals
-let installed = false
+/** The validator package as fastify-openapi-glue resolves it (another copy may sit elsewhere). */
+export function validatorEntry (): string {
+  const glue = createRequire(import.meta.url).resolve('fastify-openapi-glue')
+  return createRequire(glue).resolve('@seriousme/openapi-schema-validator')
+}
+
+/**
+ * What the precompiled check is only valid for: the 3.1 schema file, the
+ * code that sets up and compiles it (getAjvValidator), and the Ajv version
+ * that package uses. Any of them changed, the validator compiles, as before.
+ */
+export function fingerprint (entry: string, getAjvValidator: unknown): string {
+  const schema = readFileSync(schemaFile(entry), 'utf8')
+  const { version: ajv } = JSON.parse(readFileSync(createRequire(entry).resolve('ajv/package.json'), 'utf8')) as { version: string }
+  // (The package's own method, also once this module stood in for it.)
+  const code = String(originals.get(getAjvValidator as object) ?? getAjvValidator)
+  return createHash('sha256').update(`${schema}\n${code}\najv ${ajv}`).digest('hex')
+}
+
+/** The schema file the check is compiled from, in a copy of the validator package. */
+export function schemaFile (entry = validatorEntry()): string {
+  // (A relative path: no `exports` map of the package can hide it.)
+  return createRequire(entry).resolve('./schemas/v3.1/schema.json')
+}
+
+const originals = new WeakMap<object, unknown>()
 
 // The options a Validator has when made without any, as fastify-openapi-glue
 // makes it: the precompiled check is that one's only.
 function isDefault (options: Record<string, unknown>): boolean {
-  const keys = Object.keys(options)
-  return keys.length === 1 && options.strict === false
+  return Object.keys(options).length === 1 && options.strict === false
 }
 
+let installed: Promise<void> | undefined
+
 /**
- * Has the validator use the precompiled OpenAPI 3.1 check where it would
- * compile the same one: version 3.1, default options, and the schema file
- * installed the one it was compiled from (else it compiles, as before).
- * Once per process; the class is shared with the host's other users of
- * it, which get the same check either way.
+ * Has glue's copy of the validator use the precompiled OpenAPI 3.1 check
+ * where it would compile the same one: version 3.1, default options, and
+ * the fingerprint unchanged. Once per process; the class is shared with
+ * the host's other users of that copy, which get the same check either way.
  */
-export function usePrecompiledSpecCheck (): void {
-  if (installed) return
-  installed = true
-  const schema = createRequire(import.meta.url).resolve('@seriousme/openapi-schema-validator/schemas/v3.1/schema.json')
-  if (createHash('sha256').update(readFileSync(schema, 'utf8')).digest('hex') !== SCHEMA_SHA256) return
-  const compile = internals.getAjvValidator
-  internals.getAjvValidator = function getAjvValidator (version) {
-    return version === '3.1' && isDefault(this.ajvOptions) ? validate : compile.call(this, version)
-  }
+export function usePrecompiledSpecCheck (): Promise<void> {
+  installed ??= (async () => {
+    try {
+      const entry = validatorEntry()
+      const { Validator } = await import(pathToFileURL(entry).href) as { Validator: typeof ValidatorClass }
+      const internals = Validator.prototype as unknown as ValidatorInternals
+      const compile = internals.getAjvValidator
+      if (fingerprint(entry, compile) !== FINGERPRINT) return
+      internals.getAjvValidator = function getAjvValidator (version) {
+        return version === '3.1' && isDefault(this.ajvOptions) ? validate : compile.call(this, version)
+      }
+      originals.set(internals.getAjvValidator, compile)
+    } catch {
+      // (A layout this code does not know: the validator compiles, as before.)
+    }
+  })()
+  return installed
 }

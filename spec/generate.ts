@@ -9,9 +9,8 @@
 //   lib/spec-check.ts);
 // - the configuration table of README.md (from lib/config.ts).
 // `--check` exits 1, naming the file, when a committed one no longer matches.
-import { createHash } from 'node:crypto'
 import { readFile, writeFile } from 'node:fs/promises'
-import { createRequire } from 'node:module'
+import { pathToFileURL } from 'node:url'
 import { Ajv2020 } from 'ajv/dist/2020.js'
 import standaloneModule from 'ajv/dist/standalone/index.js'
 import addFormatsModule from 'ajv-formats'
@@ -19,6 +18,7 @@ import openapiTS, { astToString, COMMENT_HEADER } from 'openapi-typescript'
 import ts from 'typescript'
 import { parse } from 'yaml'
 import { configurationTable } from '../lib/config.ts'
+import { fingerprint, schemaFile, validatorEntry } from '../lib/spec-check.ts'
 
 const spec = new URL('./plant-store.yaml', import.meta.url)
 
@@ -64,10 +64,12 @@ export async function generateSpecDocument (): Promise<string> {
 const standaloneCode = standaloneModule as unknown as typeof standaloneModule.default
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default
 
-/** The OpenAPI 3.1 schema the validator package checks documents against, as installed. */
-export const OPENAPI_31_SCHEMA = createRequire(import.meta.url).resolve('@seriousme/openapi-schema-validator/schemas/v3.1/schema.json')
+/** The OpenAPI 3.1 schema the validator package checks documents against, as glue finds it. */
+export const OPENAPI_31_SCHEMA = schemaFile()
 
 export async function generateOpenApiCheck (): Promise<string> {
+  const entry = validatorEntry()
+  const { Validator } = await import(pathToFileURL(entry).href) as typeof import('@seriousme/openapi-schema-validator')
   const text = await readFile(OPENAPI_31_SCHEMA, 'utf8')
   // Ajv as the validator package sets it up (its getAjvValidator), with
   // source code kept for the standalone module.
@@ -79,7 +81,7 @@ export async function generateOpenApiCheck (): Promise<string> {
     '// @ts-nocheck',
     '// Generated from @seriousme/openapi-schema-validator/schemas/v3.1/schema.json',
     '// by `npm run generate` (Ajv standalone code); do not edit.',
-    `export const SCHEMA_SHA256 = '${createHash('sha256').update(text).digest('hex')}'`,
+    `export const FINGERPRINT = '${fingerprint(entry, (Validator.prototype as unknown as { getAjvValidator: unknown }).getAjvValidator)}'`,
     code,
     ''
   ].join('\n')

@@ -1,15 +1,14 @@
 import { readFile } from 'node:fs/promises'
-import { createRequire } from 'node:module'
 import { pathToFileURL } from 'node:url'
 import { Ajv2020 } from 'ajv/dist/2020.js'
-import addFormatsModule from 'ajv-formats'
 import Fastify from 'fastify'
 import t from 'tap'
 import plantStore from '../lib/plugin.ts'
 import { loadSpec } from '../lib/spec.ts'
 import { parse } from 'yaml'
 import { OPENAPI_31_SCHEMA, derived } from '../spec/generate.ts'
-import { validate as precompiledCheck } from '../lib/openapi-31-check.ts'
+import { FINGERPRINT, validate as precompiledCheck } from '../lib/openapi-31-check.ts'
+import { fingerprint, validatorEntry } from '../lib/spec-check.ts'
 
 const spec = await loadSpec() as Record<string, any>
 
@@ -87,10 +86,11 @@ t.test('every schema the spec gives a route is a valid JSON Schema (the validato
   t.ok(checked >= 5, `${checked} schemas checked`)
 })
 
-// The Validator class exactly as fastify-openapi-glue resolves it.
-const glueRequire = createRequire(createRequire(import.meta.url).resolve('fastify-openapi-glue'))
-const { Validator } = await import(pathToFileURL(glueRequire.resolve('@seriousme/openapi-schema-validator')).href) as typeof import('@seriousme/openapi-schema-validator')
-const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default
+// The Validator class exactly as fastify-openapi-glue resolves it, and its
+// own compile, taken before any registration below stands in for it.
+const { Validator } = await import(pathToFileURL(validatorEntry()).href) as typeof import('@seriousme/openapi-schema-validator')
+type Internals = { getAjvValidator: (version: string) => ((doc: unknown) => boolean) & { errors?: unknown } }
+const packageCompile = (Validator.prototype as unknown as Internals).getAjvValidator
 
 t.test('registering the plugin checks the spec against the OpenAPI 3.1 schema without compiling that schema', async (t) => {
   const compiled: string[] = []
@@ -115,12 +115,18 @@ t.test('registering the plugin checks the spec against the OpenAPI 3.1 schema wi
   t.not(internals(new Validator()).getAjvValidator('3.0'), precompiledCheck, 'as does another version')
 })
 
+t.test('the precompiled check stands in only for the code it was compiled from', async (t) => {
+  const entry = validatorEntry()
+  t.equal(fingerprint(entry, packageCompile), FINGERPRINT, 'the installed package: current')
+  t.equal(fingerprint(entry, (Validator.prototype as unknown as Internals).getAjvValidator), FINGERPRINT, 'read through the stand-in too')
+  t.not(fingerprint(entry, function getAjvValidator () { return 'set up otherwise' }), FINGERPRINT, 'other set-up code: not current')
+  t.match(OPENAPI_31_SCHEMA, /openapi-schema-validator\/schemas\/v3\.1\/schema\.json$/)
+})
+
 t.test('the precompiled OpenAPI 3.1 check gives the verdicts the compiled one gives', async (t) => {
-  // Compiled here as the validator package compiles it.
-  const ajv = new Ajv2020({ strict: false })
-  addFormats(ajv)
-  ajv.addFormat('media-range', true)
-  const compiled = ajv.compile(JSON.parse(await readFile(OPENAPI_31_SCHEMA, 'utf8')))
+  // Compiled by the validator package itself.
+  const compiled = packageCompile.call(new Validator(), '3.1')
+  t.not(compiled, precompiledCheck)
   const broken: Array<[string, (doc: Record<string, any>) => void]> = [
     ['as it is', () => {}],
     ['no info', (doc) => { delete doc.info }],
