@@ -11,7 +11,7 @@ if (Number(major) < 24) {
 }
 // The server's modules are compiled once and kept in Node's compile cache,
 // in a directory of this user's alone (compile-cache.ts): later starts skip
-// about 30 ms of parsing. NODE_DISABLE_COMPILE_CACHE=1 turns it off.
+// parsing them. NODE_DISABLE_COMPILE_CACHE=1 turns it off.
 const { enableCompileCache } = await import('node:module')
 const { compileCacheDirectory } = await import('./compile-cache.ts')
 const cache = compileCacheDirectory()

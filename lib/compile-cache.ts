@@ -1,5 +1,5 @@
-// Where the command keeps Node's compile cache (about 30 ms of parsing saved
-// on later starts). V8 trusts the code it reads back, so the directory must
+// Where the command keeps Node's compile cache (later starts skip parsing
+// the modules). V8 trusts the code it reads back, so the directory must
 // be writable by this user alone: never a shared temporary directory, which
 // anyone could have made first.
 import { lstatSync, mkdirSync } from 'node:fs'

@@ -71,18 +71,17 @@ export class PlantStoreMetrics {
     this.#ownRegistry = registry === undefined
     this.registry = registry ?? new Registry()
     const registers = [this.registry]
-    const own = <M extends object>(metric: M): M => this.#own(metric)
 
-    this.#requests = own(new LabelledCounter({ name: 'plant_store_http_requests_total', help: 'HTTP requests answered, by operationId (`none` for no operation), method and status code', registers }))
-    this.#durations = own(new LabelledHistogram({ name: 'plant_store_http_request_duration_seconds', help: 'Time from a request\'s arrival to its answer being written', buckets: LATENCY_BUCKETS, registers }))
-    this.#authFailures = own(new Counter({ name: 'plant_store_auth_failures_total', help: 'Requests refused 401: no token, or one not accepted', registers }))
-    this.#authThrottled = own(new Counter({ name: 'plant_store_auth_throttled_total', help: 'Requests refused 429: their client address failed authentication too often', registers }))
-    this.#authLimitErrors = own(new Counter({ name: 'plant_store_auth_limit_errors_total', help: 'Failed authentications the limit could not count (its store, Redis, did not answer): the limit failed open', registers }))
-    this.#storeDurations = own(new LabelledHistogram({ name: 'plant_store_store_operation_duration_seconds', help: 'Duration of store operations, by store and operation', buckets: LATENCY_BUCKETS, registers }))
-    this.#commits = own(new LabelledCounter({ name: 'plant_store_sqlite_commits_total', help: 'SQLite write transactions (each one fsync)', registers })).series('', {})
-    this.#commitRows = own(new LabelledHistogram({ name: 'plant_store_sqlite_commit_writes', help: 'Writes per SQLite transaction (group commit)', buckets: ROWS_BUCKETS, registers })).series('', {})
-    this.#commitDurations = own(new LabelledHistogram({ name: 'plant_store_sqlite_commit_duration_seconds', help: 'Duration of SQLite write transactions, fsync included', buckets: LATENCY_BUCKETS, registers })).series('', {})
-    this.#deliveries = own(new Counter({ name: 'plant_store_webhook_attempts_total', help: 'Webhook delivery attempts by outcome: `delivered`, `retry` (failed, another attempt is due later) or `failed` (the last attempt failed)', labelNames: ['outcome'], registers }))
+    this.#requests = this.#own(new LabelledCounter({ name: 'plant_store_http_requests_total', help: 'HTTP requests answered, by operationId (`none` for no operation), method and status code', registers }))
+    this.#durations = this.#own(new LabelledHistogram({ name: 'plant_store_http_request_duration_seconds', help: 'Time from a request\'s arrival to its answer being written', buckets: LATENCY_BUCKETS, registers }))
+    this.#authFailures = this.#own(new Counter({ name: 'plant_store_auth_failures_total', help: 'Requests refused 401: no token, or one not accepted', registers }))
+    this.#authThrottled = this.#own(new Counter({ name: 'plant_store_auth_throttled_total', help: 'Requests refused 429: their client address failed authentication too often', registers }))
+    this.#authLimitErrors = this.#own(new Counter({ name: 'plant_store_auth_limit_errors_total', help: 'Failed authentications the limit could not count (its store, Redis, did not answer): the limit failed open', registers }))
+    this.#storeDurations = this.#own(new LabelledHistogram({ name: 'plant_store_store_operation_duration_seconds', help: 'Duration of store operations, by store and operation', buckets: LATENCY_BUCKETS, registers }))
+    this.#commits = this.#own(new LabelledCounter({ name: 'plant_store_sqlite_commits_total', help: 'SQLite write transactions (each one fsync)', registers })).series('', {})
+    this.#commitRows = this.#own(new LabelledHistogram({ name: 'plant_store_sqlite_commit_writes', help: 'Writes per SQLite transaction (group commit)', buckets: ROWS_BUCKETS, registers })).series('', {})
+    this.#commitDurations = this.#own(new LabelledHistogram({ name: 'plant_store_sqlite_commit_duration_seconds', help: 'Duration of SQLite write transactions, fsync included', buckets: LATENCY_BUCKETS, registers })).series('', {})
+    this.#deliveries = this.#own(new Counter({ name: 'plant_store_webhook_attempts_total', help: 'Webhook delivery attempts by outcome: `delivered`, `retry` (failed, another attempt is due later) or `failed` (the last attempt failed)', labelNames: ['outcome'], registers }))
     if (this.#ownRegistry) processRegistry()
   }
 
@@ -131,14 +130,13 @@ export class PlantStoreMetrics {
   /** Gauges read at each scrape: readiness, the webhook backlog, the PostgreSQL pool. */
   watch ({ state, webhooks, pool }: { state: StateSource, webhooks?: WebhookStorage, pool?: () => PoolCounts }): void {
     const registers = [this.registry]
-    const own = <M extends object>(metric: M): M => this.#own(metric)
-    own(new Gauge({
+    this.#own(new Gauge({
       name: 'plant_store_ready',
       help: '1 while the service takes traffic, 0 while overloaded or shutting down (summed over workers: how many are ready)',
       registers,
       collect () { this.set(state.closing || state.overloaded !== undefined ? 0 : 1) }
     }))
-    own(new Gauge({
+    this.#own(new Gauge({
       name: 'plant_store_overloaded',
       help: '1 while requests are refused 503 for overload (event-loop delay or memory past its limit)',
       registers,
@@ -152,7 +150,7 @@ export class PlantStoreMetrics {
       // BACKLOG_TIMEOUT_MS leaves the gauges as they were and is counted:
       // the other metrics still answer while the database is away.
       let read: { at: number, backlog: Promise<Backlog | undefined> } | undefined
-      const errors: Counter = own(new Counter({
+      const errors: Counter = this.#own(new Counter({
         name: 'plant_store_webhook_backlog_errors_total',
         help: 'Scrapes whose webhook backlog read failed or took too long (the backlog gauges kept their last values)',
         registers,
@@ -173,7 +171,7 @@ export class PlantStoreMetrics {
         read = { at: Date.now(), backlog }
         return backlog
       }
-      own(new Gauge({
+      this.#own(new Gauge({
         name: 'plant_store_webhook_deliveries_pending',
         help: `Webhook deliveries not yet delivered nor failed (counted up to ${BACKLOG_COUNT_LIMIT}: more reads as ${BACKLOG_COUNT_LIMIT})`,
         aggregator: 'max',
@@ -183,7 +181,7 @@ export class PlantStoreMetrics {
           if (value !== undefined) this.set(value.pending)
         }
       }))
-      own(new Gauge({
+      this.#own(new Gauge({
         name: 'plant_store_webhook_oldest_pending_age_seconds',
         help: 'Age of the oldest pending webhook delivery; 0 when none is pending',
         aggregator: 'max',
@@ -195,7 +193,7 @@ export class PlantStoreMetrics {
       }))
     }
     if (pool !== undefined) {
-      own(new Gauge({
+      this.#own(new Gauge({
         name: 'plant_store_postgres_pool_connections',
         help: 'PostgreSQL connections of the pool: `total` open, `idle` of them',
         labelNames: ['state'],
@@ -206,7 +204,7 @@ export class PlantStoreMetrics {
           this.set({ state: 'idle' }, counts.idle)
         }
       }))
-      own(new Gauge({
+      this.#own(new Gauge({
         name: 'plant_store_postgres_pool_waiting',
         help: 'Queries waiting for a PostgreSQL connection of the pool',
         registers,

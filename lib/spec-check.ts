@@ -1,7 +1,6 @@
 // fastify-openapi-glue checks the spec against the OpenAPI 3.1 schema at
 // every start (@seriousme/openapi-schema-validator), and compiles that
-// schema with Ajv to do so: about 150 ms, most of the plugin's
-// registration. The same check, compiled ahead from the same schema file
+// schema with Ajv to do so: most of the plugin's registration time. The same check, compiled ahead from the same schema file
 // (lib/openapi-31-check.ts, by `npm run generate`), stands in for that
 // compile: the spec is still checked at every start, by the same rules.
 import { createHash } from 'node:crypto'
@@ -12,7 +11,8 @@ import type { Validator as ValidatorClass } from '@seriousme/openapi-schema-vali
 import { FINGERPRINT, validate } from './openapi-31-check.ts'
 
 type Check = typeof validate
-interface ValidatorInternals { ajvOptions: Record<string, unknown>, getAjvValidator: (this: ValidatorInternals, version: string) => Check }
+/** What the validator keeps private and this module stands in for. */
+export interface ValidatorInternals { ajvOptions: Record<string, unknown>, getAjvValidator: (this: ValidatorInternals, version: string) => Check }
 
 /** The validator package as fastify-openapi-glue resolves it (another copy may sit elsewhere). */
 export function validatorEntry (): string {

@@ -5,20 +5,19 @@
 //   finds it wherever it is installed, renamed or bundled;
 // - lib/openapi-31-check.ts: the OpenAPI 3.1 document check that
 //   fastify-openapi-glue runs at every start, compiled ahead (Ajv standalone
-//   code from @seriousme/openapi-schema-validator's own schema: see
+//   code of what @seriousme/openapi-schema-validator compiles: see
 //   lib/spec-check.ts);
 // - the configuration table of README.md (from lib/config.ts).
 // `--check` exits 1, naming the file, when a committed one no longer matches.
 import { readFile, writeFile } from 'node:fs/promises'
+import { createRequire } from 'node:module'
 import { pathToFileURL } from 'node:url'
-import { Ajv2020 } from 'ajv/dist/2020.js'
-import standaloneModule from 'ajv/dist/standalone/index.js'
-import addFormatsModule from 'ajv-formats'
 import openapiTS, { astToString, COMMENT_HEADER } from 'openapi-typescript'
 import ts from 'typescript'
 import { parse } from 'yaml'
 import { configurationTable } from '../lib/config.ts'
 import { fingerprint, schemaFile, validatorEntry } from '../lib/spec-check.ts'
+import type { ValidatorInternals } from '../lib/spec-check.ts'
 
 const spec = new URL('./plant-store.yaml', import.meta.url)
 
@@ -60,29 +59,33 @@ export async function generateSpecDocument (): Promise<string> {
   ].join('\n')
 }
 
-// CommonJS default exports arrive wrapped.
-const standaloneCode = standaloneModule as unknown as typeof standaloneModule.default
-const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default
-
 /** The OpenAPI 3.1 schema the validator package checks documents against, as glue finds it. */
 export const OPENAPI_31_SCHEMA = schemaFile()
 
 export async function generateOpenApiCheck (): Promise<string> {
   const entry = validatorEntry()
-  const { Validator } = await import(pathToFileURL(entry).href) as typeof import('@seriousme/openapi-schema-validator')
-  const text = await readFile(OPENAPI_31_SCHEMA, 'utf8')
-  // Ajv as the validator package sets it up (its getAjvValidator), with
-  // source code kept for the standalone module.
-  const ajv = new Ajv2020({ strict: false, code: { source: true, esm: true } })
-  addFormats(ajv)
-  ajv.addFormat('media-range', true)
-  const code = standaloneCode(ajv, ajv.compile(JSON.parse(text)))
+  const from = (specifier: string) => import(pathToFileURL(createRequire(entry).resolve(specifier)).href)
+  const { Validator } = await from(entry) as typeof import('@seriousme/openapi-schema-validator')
+  const { default: Ajv2020 } = await from('ajv/dist/2020.js') as { default: { prototype: { compile: (...args: unknown[]) => unknown } } }
+  const { default: standaloneCode } = await from('ajv/dist/standalone/index.js') as { default: (ajv: unknown, validate: unknown) => string }
+  // The package compiles the check itself, with its own set-up (options,
+  // formats); only Ajv's source code is asked for besides. The Ajv it
+  // compiles with is caught on its way through compile().
+  let ajv: unknown
+  const compile = Ajv2020.prototype.compile
+  Ajv2020.prototype.compile = function (this: unknown, ...args: unknown[]) { ajv = this; return compile.apply(this, args) }
+  let validate: unknown
+  try {
+    validate = (new Validator({ code: { source: true, esm: true } }) as unknown as ValidatorInternals).getAjvValidator('3.1')
+  } finally {
+    Ajv2020.prototype.compile = compile
+  }
   return [
     '// @ts-nocheck',
     '// Generated from @seriousme/openapi-schema-validator/schemas/v3.1/schema.json',
     '// by `npm run generate` (Ajv standalone code); do not edit.',
-    `export const FINGERPRINT = '${fingerprint(entry, (Validator.prototype as unknown as { getAjvValidator: unknown }).getAjvValidator)}'`,
-    code,
+    `export const FINGERPRINT = '${fingerprint(entry, (Validator.prototype as unknown as ValidatorInternals).getAjvValidator)}'`,
+    standaloneCode(ajv, validate),
     ''
   ].join('\n')
 }

@@ -9,6 +9,7 @@ import { parse } from 'yaml'
 import { OPENAPI_31_SCHEMA, derived } from '../spec/generate.ts'
 import { FINGERPRINT, validate as precompiledCheck } from '../lib/openapi-31-check.ts'
 import { fingerprint, validatorEntry } from '../lib/spec-check.ts'
+import type { ValidatorInternals } from '../lib/spec-check.ts'
 
 const spec = await loadSpec() as Record<string, any>
 
@@ -89,8 +90,9 @@ t.test('every schema the spec gives a route is a valid JSON Schema (the validato
 // The Validator class exactly as fastify-openapi-glue resolves it, and its
 // own compile, taken before any registration below stands in for it.
 const { Validator } = await import(pathToFileURL(validatorEntry()).href) as typeof import('@seriousme/openapi-schema-validator')
-type Internals = { getAjvValidator: (version: string) => ((doc: unknown) => boolean) & { errors?: unknown } }
-const packageCompile = (Validator.prototype as unknown as Internals).getAjvValidator
+const internals = (validator: object) => validator as ValidatorInternals
+const packageCompile = internals(Validator.prototype).getAjvValidator
+const errorsOf = (check: unknown) => (check as { errors?: unknown }).errors ?? null
 
 t.test('registering the plugin checks the spec against the OpenAPI 3.1 schema without compiling that schema', async (t) => {
   const compiled: string[] = []
@@ -108,7 +110,6 @@ t.test('registering the plugin checks the spec against the OpenAPI 3.1 schema wi
   t.same(compiled.filter((id) => id.startsWith('https://spec.openapis.org/oas/')), [], 'no OpenAPI schema compiled')
   // What glue's validator uses now: the precompiled check for 3.1 with its
   // own default options; anything else still compiles.
-  const internals = (validator: object) => validator as { getAjvValidator: (version: string) => unknown }
   t.equal(internals(new Validator()).getAjvValidator('3.1'), precompiledCheck)
   t.not(internals(new Validator({ strict: 'log' })).getAjvValidator('3.1'), precompiledCheck, 'other options compile their own')
   t.ok(compiled.some((id) => id.startsWith('https://spec.openapis.org/oas/3.1/')), 'which the spy sees: it can fail')
@@ -118,14 +119,14 @@ t.test('registering the plugin checks the spec against the OpenAPI 3.1 schema wi
 t.test('the precompiled check stands in only for the code it was compiled from', async (t) => {
   const entry = validatorEntry()
   t.equal(fingerprint(entry, packageCompile), FINGERPRINT, 'the installed package: current')
-  t.equal(fingerprint(entry, (Validator.prototype as unknown as Internals).getAjvValidator), FINGERPRINT, 'read through the stand-in too')
+  t.equal(fingerprint(entry, internals(Validator.prototype).getAjvValidator), FINGERPRINT, 'read through the stand-in too')
   t.not(fingerprint(entry, function getAjvValidator () { return 'set up otherwise' }), FINGERPRINT, 'other set-up code: not current')
   t.match(OPENAPI_31_SCHEMA, /openapi-schema-validator\/schemas\/v3\.1\/schema\.json$/)
 })
 
 t.test('the precompiled OpenAPI 3.1 check gives the verdicts the compiled one gives', async (t) => {
   // Compiled by the validator package itself.
-  const compiled = packageCompile.call(new Validator(), '3.1')
+  const compiled = packageCompile.call(internals(new Validator()), '3.1')
   t.not(compiled, precompiledCheck)
   const broken: Array<[string, (doc: Record<string, any>) => void]> = [
     ['as it is', () => {}],
@@ -150,7 +151,7 @@ t.test('the precompiled OpenAPI 3.1 check gives the verdicts the compiled one gi
     change(doc)
     const verdict = precompiledCheck(doc)
     t.equal(verdict, compiled(doc), what)
-    t.same((precompiledCheck as unknown as { errors?: unknown }).errors ?? null, compiled.errors ?? null, `${what}: the same errors`)
+    t.same(errorsOf(precompiledCheck), errorsOf(compiled), `${what}: the same errors`)
     if (!verdict) refused++
   }
   t.equal(refused, broken.length - 1, 'every broken document is refused')
