@@ -23,6 +23,9 @@ t.test('the parser reads int64 members from their digits, and nothing else', asy
   t.throws(() => parseJsonBody('{"id":1', ID), { code: 'PLANT_STORE_INVALID_JSON' })
   t.throws(() => parseJsonBody(' ', ID), { code: 'PLANT_STORE_INVALID_JSON' })
   t.throws(() => parseJsonBody('{"\\uZZZZ":1}', ID), { code: 'PLANT_STORE_INVALID_JSON' }, 'a malformed escape in a member name')
+  // A flood of duplicates keeps one name/token pair: the last one wins.
+  const flood = Array.from({ length: 20_000 }, (_, i) => `"id":${i},"\\u0069d":${i}.0`).join(',')
+  t.same(parseJsonBody(`{${flood},"id":9007199254740993}`, ID), { id: 9007199254740993n }, '40,000 duplicate ids, then the one kept')
 })
 
 t.test('one rule for the forms of an int64 number: its exact value must be a whole int64', async (t) => {
