@@ -77,6 +77,9 @@ t.test('SQLite, 2 workers: both serve, 1000 creates over 64 connections all 200 
   t.equal(children(server.pid).length, 2, 'two worker processes')
   const statuses = await createMany(server, 1, 1000, 64)
   t.same([...new Set(statuses.values())], [200], 'every create 200')
+  // (Each worker logs the requests it answered, with its pid.)
+  const servedBy = new Set(server.stdout().split('\n').filter((line) => line.includes('"msg":"request"') && line.includes('"method":"POST"')).map((line) => JSON.parse(line).pid))
+  t.equal(servedBy.size, 2, 'both workers took creates')
   t.equal((await allIds(server)).length, 1000, 'every one readable')
   // Whichever worker answers the scrape, it counts both workers' requests.
   for (let i = 0; i < 3; i++) {
