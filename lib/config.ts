@@ -4,10 +4,10 @@
 // `loadConfig` maps it once to what the server and the plugin take. Only the
 // server reads the environment; the plugin takes options.
 import { availableParallelism } from 'node:os'
-import { envSchema } from 'env-schema'
 import ipaddr from 'ipaddr.js'
 import type { ErrorObject } from 'ajv'
 import type { FromSchema } from 'json-schema-to-ts'
+import { validate as checkEnv } from './config-check.ts'
 import { DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_BODY_LIMIT, DEFAULT_MAX_EVENT_LOOP_DELAY, DEFAULT_MAX_HELD_BYTES, DEFAULT_POOL_SIZE, DEFAULT_WEBHOOKS, DEFAULT_WRITE_TIMEOUT } from './defaults.ts'
 import { DEFAULT_EDGE_LIMITS } from './http-edge.ts'
 import type { EdgeLimits } from './http-edge.ts'
@@ -124,13 +124,12 @@ export function loadConfig (environment: NodeJS.ProcessEnv): ServerConfig {
   const data = Object.fromEntries(Object.keys(ENV_SCHEMA.properties)
     .filter((name) => environment[name] !== undefined && environment[name] !== '')
     .map((name) => [name, environment[name]]))
-  let env: Env
-  try {
-    // env-schema fills defaults into the schema it is given: a copy keeps ours intact.
-    env = envSchema<Env>({ schema: structuredClone(ENV_SCHEMA) as never, data: { ...data }, env: false })
-  } catch (err) {
-    const errors = (err as { errors?: ErrorObject[] }).errors
-    throw new ConfigError(errors?.[0] ? describe(errors[0], data) : (err as Error).message)
+  // The check (compiled ahead from ENV_SCHEMA: config-check.ts) turns the
+  // strings into the declared types and fills in defaults, in place.
+  const env = { ...data } as unknown as Env
+  if (!checkEnv(env)) {
+    const errors = (checkEnv as unknown as { errors: ErrorObject[] }).errors
+    throw new ConfigError(describe(errors[0]!, data))
   }
 
   const tokens = list(env.PLANT_STORE_TOKENS)

@@ -7,15 +7,21 @@
 //   fastify-openapi-glue runs at every start, compiled ahead (Ajv standalone
 //   code of what @seriousme/openapi-schema-validator compiles: see
 //   lib/spec-check.ts);
+// - lib/config-check.ts: the check of the server's environment, compiled
+//   ahead from lib/config.ts's declaration (Ajv standalone code), so that
+//   no start compiles it;
 // - the configuration table of README.md (from lib/config.ts).
 // `--check` exits 1, naming the file, when a committed one no longer matches.
 import { readFile, writeFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { pathToFileURL } from 'node:url'
+import { Ajv } from 'ajv'
+import standalone from 'ajv/dist/standalone/index.js'
+import ucs2length from 'ajv/dist/runtime/ucs2length.js'
 import openapiTS, { astToString, COMMENT_HEADER } from 'openapi-typescript'
 import ts from 'typescript'
 import { parse } from 'yaml'
-import { configurationTable } from '../lib/config.ts'
+import { ENV_SCHEMA, configurationTable } from '../lib/config.ts'
 import { fingerprint, schemaFile, validatorEntry } from '../lib/spec-check.ts'
 import type { ValidatorInternals } from '../lib/spec-check.ts'
 
@@ -90,6 +96,34 @@ export async function generateOpenApiCheck (): Promise<string> {
   ].join('\n')
 }
 
+/**
+ * The environment's check: strings coerced to the declared types, defaults
+ * filled in, every problem listed: the options env-schema gave Ajv when
+ * the server used it, compiling at every start.
+ */
+export function generateConfigCheck (): string {
+  const ajv = new Ajv({ allErrors: true, removeAdditional: true, useDefaults: true, coerceTypes: true, allowUnionTypes: true, code: { source: true, esm: true } })
+  const validate = ajv.compile({ ...ENV_SCHEMA, additionalProperties: false })
+  // Ajv's code requires the runtime helpers it uses (the length of a string
+  // in code points): they are written into the module, which then needs
+  // nothing at all, bundled or not.
+  const code = standalone.default(ajv, validate).replace(/require\("([^"]+)"\)\.default/g, (_, name: string) => {
+    const helper = runtimeHelpers.get(name)
+    if (helper === undefined) throw new Error(`the configuration's check needs ${name}: add it to runtimeHelpers`)
+    return `(${helper.toString()})`
+  })
+  if (code.includes('require(')) throw new Error('the configuration\'s check requires a module')
+  return [
+    '// @ts-nocheck',
+    '// Generated from ENV_SCHEMA in lib/config.ts by `npm run generate`',
+    '// (Ajv standalone code); do not edit.',
+    code,
+    ''
+  ].join('\n')
+}
+
+const runtimeHelpers = new Map<string, (...args: never[]) => unknown>([['ajv/dist/runtime/ucs2length', ucs2length.default]])
+
 const TABLE_START = '<!-- configuration: generated from lib/config.ts by `npm run generate` -->'
 const TABLE_END = '<!-- /configuration -->'
 
@@ -108,6 +142,7 @@ export const derived: Array<{ file: URL, make: () => Promise<string> }> = [
   { file: new URL('../lib/api-types.ts', import.meta.url), make: generateTypes },
   { file: new URL('../lib/spec-document.ts', import.meta.url), make: generateSpecDocument },
   { file: new URL('../lib/openapi-31-check.ts', import.meta.url), make: generateOpenApiCheck },
+  { file: new URL('../lib/config-check.ts', import.meta.url), make: async () => generateConfigCheck() },
   { file: README, make: async () => generateReadme(await readFile(README, 'utf8')) }
 ]
 

@@ -1,4 +1,5 @@
 import t from 'tap'
+import { execFileSync } from 'node:child_process'
 import { readFile } from 'node:fs/promises'
 import { availableParallelism } from 'node:os'
 import { ENV_SCHEMA, configurationTable, loadConfig, usage } from '../lib/config.ts'
@@ -201,6 +202,18 @@ t.test('each bad value is refused with a message that names the variable', async
   for (const [env, message] of cases) {
     t.throws(() => loadConfig(env), { name: 'Error', message }, JSON.stringify(env))
   }
+})
+
+t.test('no start compiles the configuration\'s check: it is generated ahead, and Ajv\'s compiler is not even loaded', async (t) => {
+  // (A process of its own: this one has loaded Ajv for other tests.)
+  const script = `
+    import { createRequire } from 'node:module'
+    const { loadConfig } = await import(${JSON.stringify(new URL('../lib/config.ts', import.meta.url).href)})
+    const config = loadConfig({ PORT: '8080', HOST: '::1', WORKERS: '2', DATABASE_URL: 'file:plants.db' })
+    const loaded = Object.keys(createRequire(import.meta.url).cache)
+    console.log(JSON.stringify({ port: config.port, host: config.host, workers: config.workers, compiler: loaded.filter((file) => /[\\/]ajv[\\/]dist[\\/](core|ajv|compile[\\/]index)\\.js$/.test(file)) }))`
+  const out = JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' }))
+  t.same(out, { port: 8080, host: '::1', workers: 2, compiler: [] })
 })
 
 t.test('database URLs in logs and messages carry no password, in any of the forms node-postgres reads', async (t) => {
