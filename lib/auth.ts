@@ -4,7 +4,7 @@ import { isIP } from 'node:net'
 import ipaddr from 'ipaddr.js'
 import type { FastifyRateLimitOptions, FastifyRateLimitStore, FastifyRateLimitStoreCtor } from '@fastify/rate-limit'
 import type { Redis } from 'ioredis'
-import type { FastifyBaseLogger, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify'
+import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify'
 import { TooManyAuthFailuresError } from './errors.ts'
 import { RouteFacts } from './route-facts.ts'
 
@@ -114,14 +114,16 @@ export function authObserver (metrics: { authFailed (): void, authThrottled (): 
 }
 
 /**
- * The onRequest hook that guards the API: operations the spec marks
- * `security: []` pass; others need a valid token. A client address that
+ * The onRequest hook that guards the API: the spec's operations need a
+ * valid token, but for those it marks `security: []`; the plugin's other
+ * routes (docs, 404, 405) are not its to guard. A client address that
  * keeps failing gets 429 until its window ends, but its requests with a
  * valid token are never counted nor refused.
  */
-export function createAuthHook (verify: Verify, checkFailures?: CheckFailures, observer?: AuthObserver): onRequestHookHandler {
+export function createAuthHook (verify: Verify, checkFailures?: CheckFailures, observer?: AuthObserver): Verify {
   return function authenticate (request, reply, done) {
-    if (RouteFacts.of(request).public) return done()
+    const route = RouteFacts.of(request)
+    if (route.operationId === undefined || route.public === true) return done()
     verify(request, reply, (err) => {
       if (err === undefined) return done()
       if (checkFailures === undefined) {

@@ -148,6 +148,21 @@ export interface BodyParserOptions {
 
 type Done = (err: Error | null, body?: unknown) => void
 
+// Strict UTF-8, then JSON with the route's int64 members read exactly.
+function decode (request: FastifyRequest, buffer: Buffer | null, done: Done): void {
+  let text: string
+  try {
+    text = buffer === null ? '' : utf8.decode(buffer)
+  } catch {
+    return done(new InvalidUtf8Error())
+  }
+  try {
+    done(null, parseJsonBody(text, RouteFacts.int64Members(request)))
+  } catch (parseError) {
+    done(parseError as Error)
+  }
+}
+
 function count (request: FastifyRequest, header: string): number {
   let found = 0
   const raw = request.raw.rawHeaders
@@ -199,17 +214,7 @@ export function createBodyParser ({ bodyLimit, memory }: BodyParserOptions) {
       getRawBody(payload, { length, limit: bodyLimit }, (err, buffer) => {
         memory.release(held)
         if (err) return done(err.type === 'entity.too.large' ? new PayloadTooLargeError(bodyLimit) : new BodyIncompleteError())
-        let text: string
-        try {
-          text = utf8.decode(buffer)
-        } catch {
-          return done(new InvalidUtf8Error())
-        }
-        try {
-          done(null, parseJsonBody(text, RouteFacts.int64Members(request)))
-        } catch (parseError) {
-          done(parseError as Error)
-        }
+        decode(request, buffer, done)
       })
     }
   }

@@ -57,7 +57,8 @@ export class PlantStoreMetrics {
   // (On every request's path: series of metric-series.ts; the rest prom-client's.)
   readonly #requests: LabelledCounter
   readonly #durations: LabelledHistogram
-  readonly #requestSeries = new Map<string, { counter: CounterSeries, histogram: HistogramSeries }>()
+  // By operation, method and status.
+  readonly #requestSeries = new Map<string, Map<string, Map<number, { counter: CounterSeries, histogram: HistogramSeries }>>>()
   readonly #authFailures: Counter
   readonly #authThrottled: Counter
   readonly #authLimitErrors: Counter
@@ -87,12 +88,18 @@ export class PlantStoreMetrics {
 
   /** The request metrics of one answer. */
   request (operation: string, method: string, status: number, seconds: number): void {
-    const key = `${operation} ${method} ${status}`
-    let series = this.#requestSeries.get(key)
+    // (Looked up by its parts, each a string or number already hashed: a
+    // key made of them would be a new string to hash on every request.)
+    let byMethod = this.#requestSeries.get(operation)
+    if (byMethod === undefined) this.#requestSeries.set(operation, byMethod = new Map())
+    let byStatus = byMethod.get(method)
+    if (byStatus === undefined) byMethod.set(method, byStatus = new Map())
+    let series = byStatus.get(status)
     if (series === undefined) {
+      const key = `${operation} ${method} ${status}`
       const labels = { operation, method, status }
       series = { counter: this.#requests.series(key, labels), histogram: this.#durations.series(key, labels) }
-      this.#requestSeries.set(key, series)
+      byStatus.set(status, series)
     }
     series.counter.value++
     series.histogram.observe(seconds)
@@ -113,8 +120,10 @@ export class PlantStoreMetrics {
 
   /** A store whose operations are timed and whose webhook attempts are counted. */
   instrument (store: PlantStorage, name: string): PlantStorage {
+    const perOperation = new Map<string, HistogramSeries>()
     const timed = (operation: string, _args: unknown[], call: () => Promise<unknown>) => {
-      const series = this.#storeDurations.series(`${name} ${operation}`, { store: name, operation })
+      let series = perOperation.get(operation)
+      if (series === undefined) perOperation.set(operation, series = this.#storeDurations.series(`${name} ${operation}`, { store: name, operation }))
       const start = performance.now()
       const end = () => series.observe((performance.now() - start) / 1000)
       // (The caller gets the same settlement as without metrics: a rejection

@@ -7,7 +7,7 @@ import bearerAuth from '@fastify/bearer-auth'
 import rateLimit from '@fastify/rate-limit'
 import openapiGlue from 'fastify-openapi-glue'
 import fp from 'fastify-plugin'
-import type { FastifyPluginAsync } from 'fastify'
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import type { Redis } from 'ioredis'
 import type { AnyRegistry } from './metric-series.ts'
 import { PlantService } from '../service/plant-service.ts'
@@ -126,6 +126,9 @@ export interface MetricsPluginOptions {
   text?: () => Promise<string>
 }
 
+// Methods whose bodies Fastify never reads.
+const BODYLESS: ReadonlySet<string> = new Set(['GET', 'HEAD'])
+
 const plantStore: FastifyPluginAsync<PlantStoreOptions> = async function plantStore (fastify, options) {
   const tokens = (options.tokens ?? []).filter((token) => token.length > 0)
   if (tokens.length === 0) throw new NoTokensError()
@@ -202,35 +205,6 @@ const plantStore: FastifyPluginAsync<PlantStoreOptions> = async function plantSt
     bodyLimit,
     memory
   })
-  // (One hook rather than four: each hook costs every request.)
-  fastify.addHook('onRequest', (request, reply, done) => {
-    // Every answer names its request, so that a client can quote it and
-    // the log can be searched for it.
-    reply.header('x-request-id', request.id)
-    // An operation that takes no body (DELETE) ignores one, whatever its
-    // content type: without the header Fastify does not judge the type (a
-    // malformed one would be a 415) and hands the body to the parser below,
-    // which leaves it unread.
-    if (!request.is404 && !RouteFacts.takesBody(request)) delete request.headers['content-type']
-    // A connection's answers are made one at a time, while it reads them.
-    answers.awaitTurn(request, reply, () => {
-      // Overloaded: the API answers 503 at once; health checks and metrics
-      // still answer, /readyz with the reason.
-      if (lifecycle.overloaded !== undefined && !RouteFacts.of(request).operational) done(new NotReadyError('overloaded'))
-      else done()
-    })
-  })
-  // Past authentication: a body that will not be read is refused before
-  // the client sends it. A client that sent `Expect: 100-continue` sends
-  // it only now (the server held the 100 back).
-  fastify.addHook('preParsing', (request, reply, payload, done) => {
-    const refusal = bodies.refusal(request)
-    if (refusal !== undefined) return done(refusal)
-    // (Only for a body that will be read: 404, 405 and operations that take
-    // none answer without it, and a 100 must be followed by reading it.)
-    if (request.headers.expect !== undefined && awaitingContinue.delete(request.raw) && !request.is404 && RouteFacts.takesBody(request)) reply.raw.writeContinue()
-    done(null, payload)
-  })
   fastify.addHook('onSend', (request, reply, payload, done) => {
     // An answer sent before the body was read closes the connection, in
     // stages: Node would otherwise read and discard all of that body to get
@@ -296,20 +270,53 @@ const plantStore: FastifyPluginAsync<PlantStoreOptions> = async function plantSt
     })
   }
 
+  // One onRequest hook for what would otherwise be four (each hook stage
+  // costs every request); registered after CORS's, so that a refusal still
+  // carries its headers.
+  // onRequest: the token is checked before the body is even read.
+  const authenticate = createAuthHook(verifyBearerAuth, failureLimit === false
+    ? undefined
+    : fastify.createRateLimit({ ...failureLimit, keyGenerator: failureKey }), authObserver(metrics, fastify.log))
+  // Past authentication: a body that will not be read is refused before
+  // the client sends it. A client that sent `Expect: 100-continue` sends
+  // it only now (the server held the 100 back).
+  const admitBody = (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
+    const refusal = bodies.refusal(request)
+    if (refusal !== undefined) return done(refusal)
+    // (Only for a body that will be read: 404, 405 and operations that take
+    // none answer without it, and a 100 must be followed by reading it.)
+    if (request.headers.expect !== undefined && awaitingContinue.delete(request.raw) && !request.is404 && RouteFacts.takesBody(request)) reply.raw.writeContinue()
+    done()
+  }
+  fastify.addHook('onRequest', (request, reply, done) => {
+    const route = RouteFacts.of(request)
+    // Every answer names its request, so that a client can quote it and
+    // the log can be searched for it.
+    reply.header('x-request-id', request.id)
+    // An operation that takes no body (DELETE) ignores one, whatever its
+    // content type: without the header Fastify does not judge the type (a
+    // malformed one would be a 415) and hands the body to the parser below,
+    // which leaves it unread. (GET and HEAD bodies Fastify never reads.)
+    if (route.takesBody !== true && !request.is404 && request.headers['content-type'] !== undefined && !BODYLESS.has(request.method)) {
+      delete request.headers['content-type']
+    }
+    // A connection's answers are made one at a time, while it reads them.
+    answers.awaitTurn(request, reply, () => {
+      // Overloaded: the API answers 503 at once; health checks and metrics
+      // still answer, /readyz with the reason.
+      if (lifecycle.overloaded !== undefined && !route.operational) return done(new NotReadyError('overloaded'))
+      authenticate(request, reply, (err) => err === undefined ? admitBody(request, reply, done) : done(err))
+    })
+  })
+
   if (options.docs !== false) {
     await fastify.register(docs, { spec, guard: options.protectDocs ? verifyBearerAuth : undefined })
   }
 
   await usePrecompiledSpecCheck()
-  await fastify.register(async function api (api) {
-    // onRequest: the token is checked before the body is even read.
-    api.addHook('onRequest', createAuthHook(verifyBearerAuth, failureLimit === false
-      ? undefined
-      : fastify.createRateLimit({ ...failureLimit, keyGenerator: failureKey }), authObserver(metrics, fastify.log)))
-    await api.register(openapiGlue, {
-      specification: spec,
-      operationResolver: createOperationResolver(spec, service, new Set(options.metrics && options.metrics.public ? ['getMetrics'] : []))
-    })
+  await fastify.register(openapiGlue, {
+    specification: spec,
+    operationResolver: createOperationResolver(spec, service, new Set(options.metrics && options.metrics.public ? ['getMetrics'] : []))
   })
 
   await storeReady
