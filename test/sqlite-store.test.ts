@@ -44,6 +44,37 @@ t.test('concurrent creates share commits (group commit)', async (t) => {
   t.equal((await store.list({ limit: 1000 })).length, 200)
 })
 
+t.test('reads of one turn share a read transaction, and each sees every write acknowledged before it', async (t) => {
+  const path = join(t.testdir(), 'plants.db')
+  const store = await SqliteStore.open(path)
+  t.teardown(() => store.close())
+  // Another process's store on the same file: its commits are seen through
+  // the file alone.
+  const other = await SqliteStore.open(path)
+  t.teardown(() => other.close())
+  for (let round = 1; round <= 5; round++) {
+    const id = BigInt(round)
+    t.equal(await other.create({ id, name: `p${round}` }), 'created')
+    // (In one turn: one transaction for all of them.)
+    const [found, missing, page, after] = await Promise.all([
+      store.get(id),
+      store.get(1000n + id),
+      store.list({ limit: 100 }),
+      store.list({ after: id - 1n, limit: 1 })
+    ])
+    t.same(found, { id, name: `p${round}` }, `round ${round}: the plant the other store just acknowledged`)
+    t.equal(missing, undefined)
+    t.same(page.map((plant) => plant.id), Array.from({ length: round }, (_, i) => BigInt(i + 1)), `round ${round}: every plant so far`)
+    t.same(after, [{ id, name: `p${round}` }])
+  }
+  // A read that fails (an id SQLite cannot bind) fails alone: the others of
+  // its turn still answer, and so do later turns.
+  const reads = await Promise.allSettled([store.get(1n), store.get(2n ** 70n), store.get(2n), store.list({ limit: 2 })])
+  t.same(reads.map((read) => read.status), ['fulfilled', 'rejected', 'fulfilled', 'fulfilled'])
+  t.same(reads[2], { status: 'fulfilled', value: { id: 2n, name: 'p2' } })
+  t.same(await store.get(3n), { id: 3n, name: 'p3' })
+})
+
 t.test('creates and subscription changes of one transaction see each other in order', async (t) => {
   // The writer looks up whether anyone is subscribed once per transaction:
   // a subscription change in it must be seen by the creates after it.

@@ -44,10 +44,18 @@ function toPlant (row: Row): StoredPlant {
 interface Reader {
   db: DatabaseSync
   file: FileIdentity
+  begin: StatementSync
+  commit: StatementSync
   get: StatementSync
   list: StatementSync
   listAfter: StatementSync
   webhooks: WebhookReads
+}
+
+interface QueuedRead {
+  query: (reader: Reader) => unknown
+  resolve: (value: unknown) => void
+  reject: (err: Error) => void
 }
 
 export interface SqliteStoreOptions {
@@ -64,6 +72,7 @@ export class SqliteStore implements PlantStorage {
   #reader: Reader | undefined
   #readerDown: { error: Error, until: number } | undefined
   #outbox: WriteRequest[] = []
+  #reads: QueuedRead[] = []
   // A batch is with the writer, not yet answered.
   #sending = false
   #seq = 0
@@ -229,6 +238,8 @@ export class SqliteStore implements PlantStorage {
       return {
         db,
         file: new FileIdentity(this.#path),
+        begin: db.prepare('BEGIN'),
+        commit: db.prepare('COMMIT'),
         get: prepareRows('SELECT id, name, tag FROM plants WHERE id = ?'),
         list: prepareRows('SELECT id, name, tag FROM plants ORDER BY id LIMIT ?'),
         listAfter: prepareRows('SELECT id, name, tag FROM plants WHERE id > ? ORDER BY id LIMIT ?'),
@@ -256,13 +267,67 @@ export class SqliteStore implements PlantStorage {
     }
   }
 
+  // The reads that arrived in one turn of the event loop share one read
+  // transaction: beginning and ending one costs more than a small read
+  // (two fcntl locks on the WAL index, and SQLite's own checks; 5.5 µs
+  // against 1.4 µs for a read by id, ten to a transaction). Each still
+  // sees every write acknowledged before it arrived: the transaction
+  // begins after it arrived.
+  #batchRead<T> (query: (reader: Reader) => T): Promise<T> {
+    return new Promise((resolve, reject) => {
+      if (this.#reads.push({ query, resolve, reject } as QueuedRead) === 1) setImmediate(this.#flushReads)
+    })
+  }
+
+  readonly #flushReads = (): void => {
+    const reads = this.#reads
+    this.#reads = []
+    if (reads.length > 1) {
+      let reader: Reader | undefined
+      try {
+        if (this.#unavailable() === undefined) {
+          reader = this.#reader ??= this.#openReader()
+          reader.begin.run()
+        }
+      } catch {
+        reader = undefined
+      }
+      if (reader !== undefined) {
+        for (const read of reads) this.#settleRead(read)
+        // (A read that failed may have closed this connection, or ended
+        // its transaction.)
+        if (this.#reader === reader) {
+          try {
+            if (reader.db.isTransaction) reader.commit.run()
+          } catch {
+            reader.db.close()
+            this.#reader = undefined
+          }
+        }
+        return
+      }
+    }
+    for (const read of reads) this.#settleRead(read)
+  }
+
+  #settleRead (read: QueuedRead): void {
+    let value
+    try {
+      value = this.#read(read.query)
+    } catch (err) {
+      read.reject(err as Error)
+      return
+    }
+    read.resolve(value)
+  }
+
   async get (id: bigint): Promise<StoredPlant | undefined> {
-    const row = this.#read((reader) => reader.get.get(id)) as unknown as Row | undefined
+    const row = await this.#batchRead((reader) => reader.get.get(id)) as unknown as Row | undefined
     return row && toPlant(row)
   }
 
   async list ({ after, limit }: ListOptions): Promise<StoredPlant[]> {
-    const rows = this.#read((reader) => after === undefined ? reader.list.all(limit) : reader.listAfter.all(after, limit)) as unknown as Row[]
+    const rows = await this.#batchRead((reader) => after === undefined ? reader.list.all(limit) : reader.listAfter.all(after, limit)) as unknown as Row[]
     return rows.map(toPlant)
   }
 
