@@ -12,8 +12,8 @@ import { Worker } from 'node:worker_threads'
 import type { FastifyBaseLogger } from 'fastify'
 import { DatabasePathError, StoreUnavailableError } from '../errors.ts'
 import { FILE_REPLACED, FILE_REPLACED_MESSAGE, FileIdentity, configureSqlite, needsNewConnection, unavailableReason } from './sqlite-schema.ts'
-import { WRITER_URL, isWriterThread, writerData } from './sqlite-writer.ts'
-import type { Write, WriteError, WriteReply, WriteRequest, WriteResult, WriterMessage } from './sqlite-writer.ts'
+import { OTHER_RESULT, OUTCOMES, WRITER_URL, isWriterThread, writerData } from './sqlite-writer.ts'
+import type { BatchReply, OtherWrite, Write, WriteBatch, WriteError, WriteResult, WriterMessage } from './sqlite-writer.ts'
 import { webhookReads } from './sqlite-webhooks.ts'
 import type { WebhookReads, WebhookWrite, WebhookWrites } from './sqlite-webhooks.ts'
 import type { AttemptOutcome, Backlog, ClaimOptions, DeliveryPage, DeliveryRecord, DueDelivery, Subscription, WebhookStorage } from './webhook-storage.ts'
@@ -52,6 +52,52 @@ interface Reader {
   webhooks: WebhookReads
 }
 
+interface PendingWrite {
+  resolve: (value: WriteResult) => void
+  reject: (err: Error) => void
+  timing?: WriteTiming
+}
+
+// The writes of the next batch, as the writer takes them (WriteBatch), and
+// who waits for each.
+class Outbox {
+  readonly pending: PendingWrite[] = []
+  readonly #creates: number[] = []
+  readonly #ids: bigint[] = []
+  readonly #names: string[] = []
+  readonly #tags: Array<string | null> = []
+  readonly #nows: number[] = []
+  #traceparents: Array<string | null> | undefined
+  readonly #others: OtherWrite[] = []
+
+  /** Adds a write; the number of writes now waiting. */
+  add (write: Write, pending: PendingWrite): number {
+    if (write.op === 'create') {
+      this.#creates.push(1)
+      this.#ids.push(write.plant.id)
+      this.#names.push(write.plant.name)
+      this.#tags.push(write.plant.tag ?? null)
+      this.#nows.push(write.now)
+      if (write.traceparent !== undefined) {
+        this.#traceparents ??= this.#ids.slice(0, -1).map(() => null)
+        this.#traceparents.push(write.traceparent)
+      } else {
+        this.#traceparents?.push(null)
+      }
+    } else {
+      this.#creates.push(0)
+      this.#others.push(write)
+    }
+    return this.pending.push(pending)
+  }
+
+  batch (): WriteBatch {
+    const batch: WriteBatch = { creates: Uint8Array.from(this.#creates), ids: this.#ids, names: this.#names, tags: this.#tags, nows: this.#nows, others: this.#others }
+    if (this.#traceparents !== undefined) batch.traceparents = this.#traceparents
+    return batch
+  }
+}
+
 interface QueuedRead {
   query: (reader: Reader) => unknown
   resolve: (value: unknown) => void
@@ -66,16 +112,16 @@ export interface SqliteStoreOptions {
 
 export class SqliteStore implements PlantStorage {
   readonly #path: string
-  readonly #pending = new Map<number, { resolve: (value: WriteResult) => void, reject: (err: Error) => void, timing?: WriteTiming }>()
   #worker: Promise<Worker> | undefined
   #writerDown: { error: Error, until: number } | undefined
   #reader: Reader | undefined
   #readerDown: { error: Error, until: number } | undefined
-  #outbox: WriteRequest[] = []
+  // Writes not yet sent, and those of the batches with the writer (oldest first).
+  #outbox = new Outbox()
+  #inFlight: PendingWrite[][] = []
   #reads: QueuedRead[] = []
   // A batch is with the writer, not yet answered.
   #sending = false
-  #seq = 0
   #closed = false
   #fileReplaced = false
 
@@ -134,7 +180,7 @@ export class SqliteStore implements PlantStorage {
           fail(toStoreError(message.error))
         } else {
           this.#sending = false
-          this.#observer?.commit(message.replies.length, message.seconds)
+          this.#observer?.commit(message.replies.reduce((writes, reply) => writes + reply.codes.length, 0), message.seconds)
           this.#settle(message.replies, message.seconds)
           this.#send(worker)
         }
@@ -147,30 +193,38 @@ export class SqliteStore implements PlantStorage {
       worker.on('exit', () => {
         this.#worker = undefined
         // Its writes are rejected below, those not yet sent too.
-        this.#outbox = []
+        const lost = [...this.#inFlight.flat(), ...this.#outbox.pending]
+        this.#outbox = new Outbox()
+        this.#inFlight = []
         this.#sending = false
         const error = new StoreUnavailableError('writer stopped')
-        for (const { reject } of this.#pending.values()) reject(error)
-        this.#pending.clear()
+        for (const { reject } of lost) reject(error)
         reject(error)
       })
     })
     return this.#worker
   }
 
-  #settle (replies: WriteReply[], seconds: number): void {
+  #settle (replies: BatchReply[], seconds: number): void {
     const committed = Date.now()
-    for (const reply of replies) {
-      const pending = this.#pending.get(reply.seq)
-      this.#pending.delete(reply.seq)
-      if (pending?.timing !== undefined) Object.assign(pending.timing, { committing: committed - seconds * 1000, committed })
-      if (!('error' in reply)) {
-        pending?.resolve(reply.result)
-        continue
+    for (const { codes, results, errors } of replies) {
+      const writes = this.#inFlight.shift() ?? []
+      let result = 0
+      let failure = 0
+      for (let i = 0; i < writes.length; i++) {
+        const { resolve, reject, timing } = writes[i]!
+        if (timing !== undefined) Object.assign(timing, { committing: committed - seconds * 1000, committed })
+        const code = codes[i]!
+        if (code < OTHER_RESULT) {
+          resolve(OUTCOMES[code]!)
+        } else if (code === OTHER_RESULT) {
+          resolve(results[result++]!)
+        } else {
+          const error = toStoreError(errors[failure++]!)
+          if (error instanceof FileReplacedError) this.#fileReplaced = true
+          reject(this.#unavailable() ?? error)
+        }
       }
-      const error = toStoreError(reply.error)
-      if (error instanceof FileReplacedError) this.#fileReplaced = true
-      pending?.reject(this.#unavailable() ?? error)
     }
   }
 
@@ -185,25 +239,23 @@ export class SqliteStore implements PlantStorage {
     const unavailable = this.#unavailable()
     if (unavailable) throw unavailable
     const worker = await this.#writer()
-    const seq = ++this.#seq
     return new Promise((resolve, reject) => {
-      this.#pending.set(seq, { resolve, reject, timing })
       // Writes travel in batches, one structured clone and one wake-up of
       // the writer for each: those of one turn of the event loop, or, while
       // the writer commits a batch, all that arrive meanwhile (sent when it
       // answers; it could not start on them sooner).
-      this.#outbox.push({ ...request, seq })
-      if (this.#outbox.length === 1 && !this.#sending) setImmediate(() => this.#send(worker))
+      if (this.#outbox.add(request, { resolve, reject, timing }) === 1 && !this.#sending) setImmediate(() => this.#send(worker))
     })
   }
 
   // `force`: at close, what is left goes now, before the writer is told to stop.
   #send (worker: Worker, force = false): void {
-    if ((this.#sending && !force) || this.#outbox.length === 0) return
-    const batch = this.#outbox
-    this.#outbox = []
+    if ((this.#sending && !force) || this.#outbox.pending.length === 0) return
+    const outbox = this.#outbox
+    this.#outbox = new Outbox()
     this.#sending = true
-    worker.postMessage(batch)
+    this.#inFlight.push(outbox.pending)
+    worker.postMessage(outbox.batch())
   }
 
   async create (plant: StoredPlant, traceparent?: string, timing?: WriteTiming): Promise<CreateOutcome> {

@@ -20,21 +20,53 @@ import { newPlantPayload } from './webhook-storage.ts'
 import type { CreateOutcome, PlantContent, StoredPlant } from './plant-storage.ts'
 
 export type Write = { op: 'create', plant: StoredPlant, now: number, traceparent?: string } | { op: 'delete', id: bigint } | WebhookWrite
-export type WriteRequest = Write & { seq: number }
+/** Writes other than creates, as they travel to the writer. */
+export type OtherWrite = Exclude<Write, { op: 'create' }>
 
 /** What a write answers: a create's outcome, whether a delete found its row, or an outbox change's result. */
 export type WriteResult = CreateOutcome | boolean | ReturnType<WebhookWrites[keyof WebhookWrites]>
 
 export interface WriteError { message: string, errcode?: number }
 
-export type WriteReply =
-  | { seq: number, result: WriteResult }
-  | { seq: number, error: WriteError }
+/**
+ * Writes in the order they were made, as one message. Creates, nearly all
+ * of them, travel as columns of primitives (a structured clone of objects
+ * names every property and builds every object again on the other side):
+ * `creates` marks which writes are creates; the other writes are
+ * `others`, in order.
+ */
+export interface WriteBatch {
+  creates: Uint8Array
+  ids: bigint[]
+  names: string[]
+  /** null: no tag. */
+  tags: Array<string | null>
+  nows: number[]
+  /** Only when some create of the batch has one. */
+  traceparents?: Array<string | null>
+  others: OtherWrite[]
+}
+
+/** A create's outcome, or what else a write's reply is, one byte per write. */
+export const OUTCOMES: readonly CreateOutcome[] = ['created', 'replayed', 'conflict']
+export const OTHER_RESULT = 3
+export const FAILED = 4
+
+/**
+ * What a batch's writes did, in order: `codes` has a byte per write (an
+ * index into OUTCOMES, OTHER_RESULT or FAILED); `results` holds, in order,
+ * what the others answered, and `errors` why the failed ones failed.
+ */
+export interface BatchReply {
+  codes: Uint8Array
+  results: WriteResult[]
+  errors: WriteError[]
+}
 
 export type WriterMessage =
   | { type: 'ready' }
   | { type: 'failed', error: WriteError }
-  | { type: 'written', replies: WriteReply[], seconds: number }
+  | { type: 'written', replies: BatchReply[], seconds: number }
 
 const ROLE = 'plant-store:sqlite-writer'
 
@@ -116,71 +148,94 @@ async function serve (port: MessagePort, path: string): Promise<void> {
     return 'created'
   }
 
-  function apply (request: WriteRequest): WriteResult {
-    switch (request.op) {
-      case 'create': return create(request.plant, request.now, request.traceparent)
-      case 'delete': return Number(remove.run(request.id).changes) === 1
+  function other (write: OtherWrite): WriteResult {
+    switch (write.op) {
+      case 'delete': return Number(remove.run(write.id).changes) === 1
       case 'webhooks':
         // (Claims, records and retries, batched with creates, change no subscription.)
-        if (request.name === 'subscribe' || request.name === 'unsubscribe') subscribed = undefined
-        return (webhooks[request.name] as (...args: unknown[]) => WriteResult)(...request.args)
+        if (write.name === 'subscribe' || write.name === 'unsubscribe') subscribed = undefined
+        return (webhooks[write.name] as (...args: unknown[]) => WriteResult)(...write.args)
     }
   }
 
-  // Every write of the batch in one transaction. A write that fails alone
+  // Applies a batch's writes in order, a byte per write in its reply.
+  function apply (batch: WriteBatch, reply: BatchReply): void {
+    const { creates, ids, names, tags, nows, traceparents, others } = batch
+    let nextCreate = 0
+    let nextOther = 0
+    for (let i = 0; i < creates.length; i++) {
+      try {
+        if (creates[i] === 1) {
+          const at = nextCreate++
+          const tag = tags[at]
+          const outcome = create(tag === null ? { id: ids[at]!, name: names[at]! } : { id: ids[at]!, name: names[at]!, tag: tag! }, nows[at]!, traceparents?.[at] ?? undefined)
+          reply.codes[i] = OUTCOMES.indexOf(outcome)
+        } else {
+          reply.results.push(other(others[nextOther++]!))
+          reply.codes[i] = OTHER_RESULT
+        }
+      } catch (err) {
+        if (!db.isTransaction) throw err
+        reply.codes[i] = FAILED
+        reply.errors.push(describe(err))
+      }
+    }
+  }
+
+  // Every write of the batches in one transaction. A write that fails alone
   // (a constraint, a value the database refuses) leaves the transaction
   // open: SQLite undoes just that statement, and the others commit. An error
   // that ends the transaction (disk full, I/O) fails every write of it.
-  function commit (batch: WriteRequest[]): WriteReply[] {
-    if (!file.unchanged()) return batch.map(({ seq }) => ({ seq, error: { message: FILE_REPLACED_MESSAGE, errcode: FILE_REPLACED } }))
-    const replies: WriteReply[] = []
+  function commit (batches: WriteBatch[]): BatchReply[] {
+    const replies = batches.map((batch) => ({ codes: new Uint8Array(batch.creates.length), results: [], errors: [] } as BatchReply))
+    const failAll = (error: WriteError) => {
+      for (const reply of replies) {
+        reply.codes.fill(FAILED)
+        reply.results = []
+        reply.errors = Array.from(reply.codes, () => error)
+      }
+      return replies
+    }
+    if (!file.unchanged()) return failAll({ message: FILE_REPLACED_MESSAGE, errcode: FILE_REPLACED })
     try {
       db.exec('BEGIN IMMEDIATE')
       subscribed = undefined
-      for (const request of batch) {
-        try {
-          replies.push({ seq: request.seq, result: apply(request) })
-        } catch (err) {
-          if (!db.isTransaction) throw err
-          replies.push({ seq: request.seq, error: describe(err) })
-        }
-      }
+      batches.forEach((batch, i) => apply(batch, replies[i]!))
       db.exec('COMMIT')
       return replies
     } catch (err) {
       if (db.isTransaction) db.exec('ROLLBACK')
-      const error = describe(err)
-      return batch.map(({ seq }) => ({ seq, error }))
+      return failAll(describe(err))
     }
   }
 
-  let queue: WriteRequest[] = []
+  let queue: WriteBatch[] = []
 
   function flush (): void {
-    const batch = queue
-    if (batch.length === 0) return
+    const batches = queue
+    if (batches.length === 0) return
     queue = []
     const start = performance.now()
-    const replies = commit(batch)
+    const replies = commit(batches)
     port.postMessage({ type: 'written', replies, seconds: (performance.now() - start) / 1000 } satisfies WriterMessage)
     // A connection opened read-only, or whose file went away, stays so: the
     // store starts a new writer for the next write, which sees the fix.
-    if (replies.some((reply) => 'error' in reply && needsNewConnection(reply.error.errcode))) {
+    if (replies.some((reply) => reply.errors.some((error) => needsNewConnection(error.errcode)))) {
       db.close()
       process.exit(1)
     }
   }
 
-  port.on('message', (requests: WriteRequest[] | 'close') => {
-    if (requests === 'close') {
+  port.on('message', (batch: WriteBatch | 'close') => {
+    if (batch === 'close') {
       flush()
       db.close()
       port.close()
       return
     }
     const idle = queue.length === 0
-    queue.push(...requests)
-    // Requests that arrive before the next turn of the loop join this batch.
+    queue.push(batch)
+    // Batches that arrive before the next turn of the loop join this transaction.
     if (idle) setImmediate(flush)
   })
 
