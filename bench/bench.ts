@@ -39,6 +39,8 @@ const preset = args.smoke
 const ROUNDS = Number(args.rounds ?? preset.rounds)
 const DURATION = Number(args.duration ?? preset.duration)
 const CONNECTIONS = 32
+// Each generator thread's ids for a run start this far from the next one's.
+const ID_STRIDE = 10_000_000
 const SEEDED = preset.seeded
 const TOKEN = 'bench-token'
 const OUT = args.out ?? fileURLToPath(new URL('./results.md', import.meta.url))
@@ -58,10 +60,13 @@ const GENERATOR = args.generator ?? (() => {
   }
 })()
 
-// Server on core 0, load generator on core 1, where taskset exists.
+// Server on core 0, the load generator on every other core (wrk's threads,
+// autocannon's workers: one per core), where taskset exists.
+const GENERATOR_CORES = Math.max(1, cpus().length - 1)
+const GENERATOR_CPUS = cpus().length > 2 ? `1-${cpus().length - 1}` : '1'
 const pinned = (() => {
   try {
-    execFileSync('taskset', ['-p', '-c', '1', String(process.pid)], { stdio: 'ignore' })
+    execFileSync('taskset', ['-p', '-c', GENERATOR_CPUS, String(process.pid)], { stdio: 'ignore' })
     return cpus().length > 1
   } catch {
     return false
@@ -141,7 +146,7 @@ const receivers: ChildProcess[] = []
 async function subscribeReceiver (system: Running): Promise<void> {
   const port = await freePort()
   const script = here('./systems/webhook-receiver.ts')
-  const child = spawn(pinned ? 'taskset' : process.execPath, pinned ? ['-c', '1', process.execPath, script] : [script], {
+  const child = spawn(pinned ? 'taskset' : process.execPath, pinned ? ['-c', GENERATOR_CPUS, process.execPath, script] : [script], {
     env: { PATH: process.env.PATH, PORT: String(port) }, stdio: ['ignore', 'pipe', 'inherit']
   })
   receivers.push(child)
@@ -205,20 +210,18 @@ const WORKLOADS: Array<{ key: Workload, name: string, connections: number }> = [
   { key: 'list', name: 'GET /plants?limit=100', connections: CONNECTIONS }
 ]
 
-function requestsFor (workload: Workload, system: Running): autocannon.Request[] {
+// autocannon runs in worker threads (one per generator core): what makes
+// each request is a file each worker loads, its ids from the environment.
+function requestsFor (workload: Workload): autocannon.Request[] {
   switch (workload) {
     case 'create1':
     case 'create256':
     case 'create':
-      return [{
-        method: 'POST',
-        path: '/plants',
-        setupRequest: (request) => ({ ...request, body: `{"id":${system.nextId++},"name":"Fern","tag":"green"}` })
-      }]
+      return [{ method: 'POST', path: '/plants', setupRequest: here('./autocannon/create-request.cjs') as unknown as autocannon.Request['setupRequest'] }]
     case 'replay':
       return [{ method: 'POST', path: '/plants', body: '{"id":1,"name":"seed-1"}' }]
     case 'get':
-      return [{ method: 'GET', setupRequest: (request) => ({ ...request, path: `/plants/${1 + Math.floor(Math.random() * SEEDED)}` }) }]
+      return [{ method: 'GET', path: '/plants/1', setupRequest: here('./autocannon/get-request.cjs') as unknown as autocannon.Request['setupRequest'] }]
     case 'list':
       return [{ method: 'GET', path: '/plants?limit=100' }]
   }
@@ -292,17 +295,19 @@ function wrkMs (text: string | undefined): number {
 async function loadWithWrk (system: Running, workload: Workload, duration: number): Promise<Omit<Sample, 'cpuUsPerRequest' | 'busy'> & { answered: number, seconds: number }> {
   const connections = WORKLOADS.find(({ key }) => key === workload)!.connections
   const kind = workload.startsWith('create') ? 'create' : workload
-  const argv = ['-t1', `-c${connections}`, `-d${Math.max(1, Math.round(duration))}s`, '--latency', '-s', WRK_SCRIPT, system.url, '--', kind, TOKEN, String(system.nextId), String(SEEDED)]
+  // (Each thread makes ids of its own: ID_STRIDE apart, workload.lua.)
+  const threads = Math.min(GENERATOR_CORES, connections)
+  const argv = [`-t${threads}`, `-c${connections}`, `-d${Math.max(1, Math.round(duration))}s`, '--latency', '-s', WRK_SCRIPT, system.url, '--', kind, TOKEN, String(system.nextId), String(SEEDED), String(ID_STRIDE)]
   const pin = pinned && system.spread !== true
   const output = await new Promise<string>((resolve, reject) => {
-    const child = spawn(pin ? 'taskset' : 'wrk', pin ? ['-c', '1', 'wrk', ...argv] : argv, { stdio: ['ignore', 'pipe', 'inherit'] })
+    const child = spawn(pin ? 'taskset' : 'wrk', pin ? ['-c', GENERATOR_CPUS, 'wrk', ...argv] : argv, { stdio: ['ignore', 'pipe', 'inherit'] })
     let text = ''
     child.stdout!.setEncoding('utf8').on('data', (chunk) => { text += chunk })
     child.on('exit', (code) => code === 0 ? resolve(text) : reject(new Error(`wrk exited ${code}: ${text}`)))
   })
   const [, requests, seconds] = /(\d+) requests in ([\d.]+)(m?s)/.exec(output) ?? []
   const answered = Number(requests)
-  system.nextId += answered + 1000
+  system.nextId += threads * ID_STRIDE
   const socketErrors = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(output)
   return {
     rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(output)?.[1]),
@@ -326,11 +331,16 @@ async function load (system: Running, workload: Workload, options: { duration?: 
     const cpu = await cpuUs(system.child.pid!) - cpuBefore
     return { ...result, cpuUsPerRequest: answered > 0 ? cpu / answered : 0, busy: cpu / wallUs, cores: coreShares(coresBefore, await coreTicks()) }
   }
+  const connections = WORKLOADS.find(({ key }) => key === workload)!.connections
+  const workers = Math.min(GENERATOR_CORES, connections)
+  Object.assign(process.env, { BENCH_FIRST_ID: String(system.nextId), BENCH_ID_STRIDE: String(ID_STRIDE), BENCH_SEEDED: String(SEEDED), BENCH_CLAIMS: await mkdtemp(join(scratch, 'claims-')) })
+  system.nextId += workers * ID_STRIDE
   const result = await autocannon({
     url: system.url,
-    connections: WORKLOADS.find(({ key }) => key === workload)!.connections,
+    connections,
+    workers,
     headers,
-    requests: requestsFor(workload, system),
+    requests: requestsFor(workload),
     ...(options.amount ? { amount: options.amount } : { duration: options.duration ?? DURATION })
   })
   if (system.receiverUrl) await drained(system.receiverUrl)
