@@ -270,10 +270,10 @@ const plantStore: FastifyPluginAsync<PlantStoreOptions> = async function plantSt
     })
   }
 
-  // One onRequest hook for what would otherwise be four (each hook stage
-  // costs every request); registered after CORS's, so that a refusal still
-  // carries its headers.
-  // onRequest: the token is checked before the body is even read.
+  // One onRequest hook for what would otherwise be an onRequest of the
+  // plugin's, one of the API's and a preParsing (each hook stage costs every
+  // request); registered after CORS's, so that a refusal still carries its
+  // headers. The token is checked before the body is even read.
   const authenticate = createAuthHook(verifyBearerAuth, failureLimit === false
     ? undefined
     : fastify.createRateLimit({ ...failureLimit, keyGenerator: failureKey }), authObserver(metrics, fastify.log))

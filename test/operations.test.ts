@@ -134,6 +134,11 @@ t.test('CORS for configured origins; preflights need no token', async (t) => {
   t.match(actual.headers['access-control-expose-headers'], /x-request-id/)
   const other = await app.inject({ url: '/plants', headers: { ...AUTH, origin: 'https://evil.example' } })
   t.not(other.headers['access-control-allow-origin'], 'https://evil.example')
+  // A refusal can be read by the page too: CORS's headers are set before
+  // the token is checked.
+  const refused = await app.inject({ url: '/plants', headers: { origin: 'https://app.example' } })
+  t.equal(refused.statusCode, 401)
+  t.equal(refused.headers['access-control-allow-origin'], 'https://app.example')
 })
 
 t.test('CORS preflights list exactly the methods each path serves, HEAD and DELETE included', async (t) => {
