@@ -254,26 +254,7 @@ const plantStore: FastifyPluginAsync<PlantStoreOptions> = async function plantSt
     })
   }
 
-  // Preflight requests carry no token: CORS answers them before any auth,
-  // with the methods the path serves.
-  if (corsOn) {
-    const origin = options.corsOrigins!.includes('*') ? '*' : [...options.corsOrigins!]
-    // (Loaded only when asked for: most servers have no browser callers.)
-    const { default: cors } = await import('@fastify/cors')
-    await fastify.register(cors, {
-      delegator: (request, callback) => {
-        const methods = routes.allowedMethods(request.url.split('?', 1)[0] ?? '')
-        callback(null, methods === undefined
-          ? { origin: false }
-          : { origin, methods, strictPreflight: false, exposedHeaders: ['x-request-id', 'retry-after', 'www-authenticate'] })
-      }
-    })
-  }
-
-  // One onRequest hook for what would otherwise be an onRequest of the
-  // plugin's, one of the API's and a preParsing (each hook stage costs every
-  // request); registered after CORS's, so that a refusal still carries its
-  // headers. The token is checked before the body is even read.
+  // The token is checked before the body is even read.
   const authenticate = createAuthHook(verifyBearerAuth, failureLimit === false
     ? undefined
     : fastify.createRateLimit({ ...failureLimit, keyGenerator: failureKey }), authObserver(metrics, fastify.log))
@@ -288,8 +269,9 @@ const plantStore: FastifyPluginAsync<PlantStoreOptions> = async function plantSt
     if (request.headers.expect !== undefined && awaitingContinue.delete(request.raw) && !request.is404 && RouteFacts.takesBody(request)) reply.raw.writeContinue()
     done()
   }
-  fastify.addHook('onRequest', (request, reply, done) => {
-    const route = RouteFacts.of(request)
+  // What every request goes through before anything answers it, CORS's
+  // preflights included.
+  const admit = (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
     // Every answer names its request, so that a client can quote it and
     // the log can be searched for it.
     reply.header('x-request-id', request.id)
@@ -297,17 +279,43 @@ const plantStore: FastifyPluginAsync<PlantStoreOptions> = async function plantSt
     // content type: without the header Fastify does not judge the type (a
     // malformed one would be a 415) and hands the body to the parser below,
     // which leaves it unread. (GET and HEAD bodies Fastify never reads.)
-    if (route.takesBody !== true && !request.is404 && request.headers['content-type'] !== undefined && !BODYLESS.has(request.method)) {
+    if (request.headers['content-type'] !== undefined && RouteFacts.of(request).takesBody !== true && !request.is404 && !BODYLESS.has(request.method)) {
       delete request.headers['content-type']
     }
     // A connection's answers are made one at a time, while it reads them.
-    answers.awaitTurn(request, reply, () => {
-      // Overloaded: the API answers 503 at once; health checks and metrics
-      // still answer, /readyz with the reason.
-      if (lifecycle.overloaded !== undefined && !route.operational) return done(new NotReadyError('overloaded'))
-      authenticate(request, reply, (err) => err === undefined ? admitBody(request, reply, done) : done(err))
+    answers.awaitTurn(request, reply, done)
+  }
+  // What a request for the API goes through after CORS has set its headers,
+  // so that a page can read the refusal.
+  const guard = (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
+    // Overloaded: the API answers 503 at once; health checks and metrics
+    // still answer, /readyz with the reason.
+    if (lifecycle.overloaded !== undefined && !RouteFacts.of(request).operational) return done(new NotReadyError('overloaded'))
+    authenticate(request, reply, (err) => err === undefined ? admitBody(request, reply, done) : done(err))
+  }
+  if (corsOn) {
+    fastify.addHook('onRequest', admit)
+    // Preflight requests carry no token: CORS answers them (in its own
+    // onRequest hook, which ends there) before any auth, with the methods
+    // the path serves.
+    const origin = options.corsOrigins!.includes('*') ? '*' : [...options.corsOrigins!]
+    // (Loaded only when asked for: most servers have no browser callers.)
+    const { default: cors } = await import('@fastify/cors')
+    await fastify.register(cors, {
+      delegator: (request, callback) => {
+        const methods = routes.allowedMethods(request.url.split('?', 1)[0] ?? '')
+        callback(null, methods === undefined
+          ? { origin: false }
+          : { origin, methods, strictPreflight: false, exposedHeaders: ['x-request-id', 'retry-after', 'www-authenticate'] })
+      }
     })
-  })
+    fastify.addHook('onRequest', guard)
+  } else {
+    // (One hook stage, not two: each costs every request.)
+    fastify.addHook('onRequest', (request, reply, done) => {
+      admit(request, reply, (err) => err === undefined ? guard(request, reply, done) : done(err))
+    })
+  }
 
   if (options.docs !== false) {
     await fastify.register(docs, { spec, guard: options.protectDocs ? verifyBearerAuth : undefined })

@@ -457,6 +457,24 @@ t.test('the edge of a real server, as a hostile client meets it', { jobs: 8 }, a
   })
 })
 
+t.test('CORS preflights are bounded like any request: 100 pipelined drop the connection', async (t) => {
+  const cors = await start(t, { ...ENV, CORS_ORIGINS: 'https://app.example' })
+  const preflight = 'OPTIONS /plants HTTP/1.1\r\nHost: x\r\nOrigin: https://app.example\r\nAccess-Control-Request-Method: POST\r\n\r\n'
+  const flood = open(t, cors.url, { paused: true })
+  flood.write(preflight.repeat(100))
+  await sleep(1000)
+  flood.socket.resume()
+  const end = await Promise.race([flood.ended, sleep(5000).then(() => undefined)])
+  t.ok(end, 'the connection was dropped')
+  const answers = flood.parsed().answers
+  t.ok(answers.length <= 33, `after ${answers.length} of the 100 answers (32 may wait behind one)`)
+  t.ok(answers.length > 0, 'the first were answered')
+  for (const answer of answers) {
+    t.equal(answer.status, 204)
+    t.ok(answer.headers['x-request-id'], 'names its request')
+  }
+})
+
 t.test('the server lived through it all, logging no error', async (t) => {
   t.ok(alive(server.pid))
   t.equal((await fetch(`${server.url}/healthz`)).status, 200)

@@ -128,6 +128,7 @@ t.test('CORS for configured origins; preflights need no token', async (t) => {
   })
   t.equal(preflight.statusCode, 204)
   t.equal(preflight.headers['access-control-allow-origin'], 'https://app.example')
+  t.match(preflight.headers['x-request-id'], /^req-\d+$/, 'a preflight names its request too')
   const actual = await app.inject({ url: '/plants', headers: { ...AUTH, origin: 'https://app.example' } })
   t.equal(actual.statusCode, 200)
   t.equal(actual.headers['access-control-allow-origin'], 'https://app.example')
@@ -139,6 +140,21 @@ t.test('CORS for configured origins; preflights need no token', async (t) => {
   const refused = await app.inject({ url: '/plants', headers: { origin: 'https://app.example' } })
   t.equal(refused.statusCode, 401)
   t.equal(refused.headers['access-control-allow-origin'], 'https://app.example')
+})
+
+t.test('CORS while overloaded: preflights still answer, and the page can read the 503', async (t) => {
+  const app = await build(t, { corsOrigins: ['https://app.example'], overload: { maxHeapUsedBytes: 1, sampleInterval: 10 } })
+  await app.ready()
+  await new Promise((resolve) => setTimeout(resolve, 100))
+  const preflight = await app.inject({
+    method: 'OPTIONS', url: '/plants', headers: { origin: 'https://app.example', 'access-control-request-method': 'POST' }
+  })
+  t.equal(preflight.statusCode, 204)
+  const res = await app.inject({ method: 'POST', url: '/plants', headers: { ...AUTH, origin: 'https://app.example' }, payload: { id: 1, name: 'x' } })
+  t.equal(res.statusCode, 503)
+  t.equal(res.headers['access-control-allow-origin'], 'https://app.example')
+  t.match(res.headers['access-control-expose-headers'], /retry-after/)
+  t.equal(res.headers['retry-after'], '2')
 })
 
 t.test('CORS preflights list exactly the methods each path serves, HEAD and DELETE included', async (t) => {
