@@ -18,6 +18,13 @@ t.test('the parser reads int64 members from their digits, and nothing else', asy
   t.same(parseJsonBody('{"\\u0069d":9007199254740993}', ID), { id: 9007199254740993n }, 'an escaped member name')
   t.same(parseJsonBody('{"name":"\\"id\\":5, [{","id":7}', ID), { name: '"id":5, [{', id: 7n }, 'names and brackets inside strings are text')
   t.same(parseJsonBody('{"id":42,"s":"12345678901234567"}', ID), { id: 42n, s: '12345678901234567' })
+  t.same(parseJsonBody('{ "id" :\n\t 9007199254740993 \r\n}', ID), { id: 9007199254740993n }, 'whitespace around the member')
+  t.same(parseJsonBody('{"id":\n\t 1.0000000000000001}', ID), { id: NOT_AN_INT64 }, 'a fraction after whitespace is read whole')
+  t.same(parseJsonBody('{"id":-9223372036854775809}', ID), { id: NOT_AN_INT64 }, 'one past the least')
+  t.same(parseJsonBody('{"id":9223372036854775808}', ID), { id: NOT_AN_INT64 }, 'one past the greatest')
+  for (const token of ['01', '-', '1e', '1.', '+1', '.5', '--1', '1e+', '0x10']) {
+    t.throws(() => parseJsonBody(`{"id":${token}}`, ID), { code: 'PLANT_STORE_INVALID_JSON' }, `malformed: ${token}`)
+  }
   t.same(parseJsonBody('[1,{"id":9007199254740993}]', ID), [1, { id: 9007199254740992 }], 'a top-level array has no members')
   t.throws(() => parseJsonBody('{"id":9007199254740993,"__proto__":{}}', ID), /forbidden prototype property/)
   t.throws(() => parseJsonBody('{"id":1', ID), { code: 'PLANT_STORE_INVALID_JSON' })

@@ -270,6 +270,21 @@ export function storeSuite (t: Test, open: (t: Test) => Promise<PlantStorage>): 
     t.same(claimed.filter((delivery) => delivery.payload.includes('untraced')).map((delivery) => 'traceparent' in delivery), [false, false], 'none when not given')
   })
 
+  t.test('webhooks: creates that share a commit keep each its own trace context, or none', async (t) => {
+    const { store, webhooks } = await withOutbox(t, 1, 0n)
+    const traceparent = (n: number) => `00-0af7651916cd43dd8448eb211c80319${n}-b7ad6b716920333${n}-01`
+    // (Made in one turn: the stores that batch writes commit them together.)
+    await Promise.all([
+      store.create({ id: 1n, name: 'p1' }),
+      store.create({ id: 2n, name: 'p2' }, traceparent(2)),
+      store.create({ id: 3n, name: 'p3' }),
+      store.create({ id: 4n, name: 'p4' }, traceparent(4))
+    ])
+    const claimed = await claimAll(webhooks)
+    const trace = (name: string) => claimed.filter((delivery) => delivery.payload.includes(`"${name}"`)).map((delivery) => delivery.traceparent)
+    t.same([trace('p1'), trace('p2'), trace('p3'), trace('p4')], [[undefined], [traceparent(2)], [undefined], [traceparent(4)]])
+  })
+
   t.test('webhooks: the backlog counts pending deliveries and dates the oldest from when it was written', async (t) => {
     const before = Date.now()
     const { store, webhooks } = await withOutbox(t, 2, 0n)
