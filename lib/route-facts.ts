@@ -22,9 +22,17 @@ declare module 'fastify' {
 
 const NONE: ReadonlySet<string> = new Set()
 
+// (Remembered per object: the spec's schemas share their parts, so a walk
+// that does not remember goes down the same ones again and again.)
+const containing = new WeakMap<object, boolean>()
 function containsInt64 (schema: unknown): boolean {
   if (typeof schema !== 'object' || schema === null) return false
-  return isInt64Schema(schema) || Object.values(schema).some(containsInt64)
+  let found = containing.get(schema)
+  if (found === undefined) {
+    found = isInt64Schema(schema) || Object.values(schema).some(containsInt64)
+    containing.set(schema, found)
+  }
+  return found
 }
 
 // The top-level int64 properties of an object schema, following allOf.
