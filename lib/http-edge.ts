@@ -246,7 +246,8 @@ export function guardEdge (app: FastifyInstance, limits: EdgeLimits): void {
 function guardConnections (app: FastifyInstance, server: Server, maxConnections: number): void {
   const httpListeners = server.listeners('connection') as Array<(socket: Socket) => void>
   server.removeAllListeners('connection')
-  const refusal = rawAnswer(new TooManyConnectionsError(maxConnections), { 'retry-after': String(RETRY_AFTER_SECONDS) })
+  const tooMany = new TooManyConnectionsError(maxConnections)
+  const retryAfter = { 'retry-after': String(RETRY_AFTER_SECONDS) }
   let open = 0
   let refusing = 0
   let refused = 0
@@ -273,7 +274,8 @@ function guardConnections (app: FastifyInstance, server: Server, maxConnections:
     }
     refusing++
     socket.once('close', () => { refusing-- })
-    answerAndClose(socket, refusal)
+    // (Each refusal names a request of its own.)
+    answerAndClose(socket, rawAnswer(tooMany, retryAfter))
   })
 
   // accept() itself failing (EMFILE past the emergency descriptor libuv

@@ -177,6 +177,8 @@ t.test(`under ulimit -n ${DESCRIPTORS}: the derived ceiling holds, the rest are 
     }
   }
   t.match(JSON.parse(parseAnswers(refused[0] ?? '').answers[0]?.body ?? '{}').message, new RegExp(`limit of ${ceiling} connections`))
+  const ids = refused.map((text) => parseAnswers(text).answers[0]?.headers['x-request-id'])
+  t.equal(new Set(ids).size, ids.length, `each of the ${ids.length} refusals names a request of its own`)
 
   const during = await first()
   t.equal(during.status, 200, 'the kept-alive client is still served during the flood')
