@@ -128,6 +128,8 @@ export interface MetricsPluginOptions {
 
 // Methods whose bodies Fastify never reads.
 const BODYLESS: ReadonlySet<string> = new Set(['GET', 'HEAD'])
+// The content type Fastify is shown for a body that will not be read.
+const IGNORED_BODY_TYPE = 'application/octet-stream'
 
 const plantStore: FastifyPluginAsync<PlantStoreOptions> = async function plantStore (fastify, options) {
   const tokens = (options.tokens ?? []).filter((token) => token.length > 0)
@@ -275,12 +277,14 @@ const plantStore: FastifyPluginAsync<PlantStoreOptions> = async function plantSt
     // Every answer names its request, so that a client can quote it and
     // the log can be searched for it.
     reply.header('x-request-id', request.id)
-    // An operation that takes no body (DELETE) ignores one, whatever its
-    // content type: without the header Fastify does not judge the type (a
-    // malformed one would be a 415) and hands the body to the parser below,
-    // which leaves it unread. (GET and HEAD bodies Fastify never reads.)
-    if (request.headers['content-type'] !== undefined && RouteFacts.of(request).takesBody !== true && !request.is404 && !BODYLESS.has(request.method)) {
-      delete request.headers['content-type']
+    // What takes no body (DELETE, a 405, a 404) ignores one, whatever its
+    // content type: Fastify is shown a neutral type instead of the
+    // client's, so that it neither judges theirs (a malformed one would be a
+    // 415) nor refuses a QUERY for having none (400), and hands the body to
+    // the parser below, which leaves it unread. (GET and HEAD bodies
+    // Fastify never reads.)
+    if ((request.headers['content-type'] !== undefined || request.method === 'QUERY') && RouteFacts.of(request).takesBody !== true && !BODYLESS.has(request.method)) {
+      request.headers['content-type'] = IGNORED_BODY_TYPE
     }
     // A connection's answers are made one at a time, while it reads them.
     answers.awaitTurn(request, reply, done)

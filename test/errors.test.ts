@@ -27,6 +27,18 @@ t.test('a wrong method on a known path answers 405 with Allow', async (t) => {
   }
 })
 
+t.test('a method that carries a body (QUERY), or a body of any type, on a path that does not take one: 405 or 404, not 400 or 415', async (t) => {
+  const app = await build(t, { prefix: '/v1' })
+  for (const headers of [{ 'content-type': 'application/json' }, {}, { 'content-type': ';;' }]) {
+    const res = await app.inject({ method: 'QUERY', url: '/v1/plants', headers: { ...AUTH, ...headers }, payload: '{}' })
+    t.equal(res.statusCode, 405, `QUERY with ${JSON.stringify(headers)}`)
+    t.equal(res.headers.allow, 'GET, HEAD, POST')
+  }
+  const nowhere = await app.inject({ method: 'POST', url: '/v1/nope', headers: { ...AUTH, 'content-type': ';;' }, payload: 'zz' })
+  t.equal(nowhere.statusCode, 404, 'a malformed content type on a path the API does not have')
+  t.match(nowhere.json(), { error: 404, message: /^No route for POST \/v1\/nope/ })
+})
+
 class BrokenStore extends MemoryStore {
   override async create (_plant: StoredPlant): Promise<never> {
     throw new Error('disk on fire at /var/lib/secret.db')
