@@ -77,7 +77,8 @@ export function failureKey (request: FastifyRequest): string {
   return `${new ipaddr.IPv6([...address.parts.slice(0, 4), 0, 0, 0, 0]).toString()}/64`
 }
 
-type Verify = (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => void
+/** A callback-style step of an onRequest hook. */
+export type RequestStep = (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => void
 type CheckFailures = (request: FastifyRequest) => Promise<{ isAllowed: boolean, isExceeded?: boolean, ttlInSeconds?: number }>
 
 /** What the auth hook reports: refusals, and whether the failure limit could count. */
@@ -120,7 +121,7 @@ export function authObserver (metrics: { authFailed (): void, authThrottled (): 
  * keeps failing gets 429 until its window ends, but its requests with a
  * valid token are never counted nor refused.
  */
-export function createAuthHook (verify: Verify, checkFailures?: CheckFailures, observer?: AuthObserver): Verify {
+export function createAuthHook (verify: RequestStep, checkFailures?: CheckFailures, observer?: AuthObserver): RequestStep {
   return function authenticate (request, reply, done) {
     const route = RouteFacts.of(request)
     if (route.operationId === undefined || route.public === true) return done()

@@ -17,7 +17,7 @@ import {
 import { LINGER_MS, closeInStages, hasUnreadBody } from './socket-bounds.ts'
 
 // (Not `import … from 'node:http'`: the ESM facade of node:http reads every
-// export, its lazy WebSocket among them, which loads undici: 35 ms of start-up.)
+// export, its lazy WebSocket among them, which loads undici at start-up.)
 const { STATUS_CODES } = process.getBuiltinModule('node:http')
 
 export interface EdgeLimits {

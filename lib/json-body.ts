@@ -36,6 +36,12 @@ const OPEN_BRACKET = 0x5b
 const CLOSE_BRACE = 0x7d
 const CLOSE_BRACKET = 0x5d
 
+const MINUS = 0x2d
+const isJsonSpace = (char: number) => char === 0x20 || char === 0x09 || char === 0x0a || char === 0x0d
+const isDigit = (char: number) => char >= 0x30 && char <= 0x39
+// Digits, `.`, `e`, `E`, `+` and `-`.
+const isNumberChar = (char: number) => isDigit(char) || char === 0x2e || char === 0x65 || char === 0x45 || char === 0x2b || char === MINUS
+
 // A member's value when it is a number, from `from` (after its colon): its
 // token, `-?[0-9][0-9.eE+-]*` after JSON's whitespace. (JSON.parse
 // validates the token itself.) A loop rather than a sticky regex, which
@@ -50,12 +56,6 @@ function numberToken (text: string, from: number): string | undefined {
   while (++i < length && isNumberChar(text.charCodeAt(i)));
   return text.slice(start, i)
 }
-
-const MINUS = 0x2d
-const isJsonSpace = (char: number) => char === 0x20 || char === 0x09 || char === 0x0a || char === 0x0d
-const isDigit = (char: number) => char >= 0x30 && char <= 0x39
-// Digits, `.`, `e`, `E`, `+` and `-`.
-const isNumberChar = (char: number) => isDigit(char) || char === 0x2e || char === 0x65 || char === 0x45 || char === 0x2b || char === MINUS
 
 // The index just after the closing quote of the string that opens at `open`,
 // or -1 when it never closes (JSON.parse then refuses the body).
@@ -165,21 +165,6 @@ export interface BodyParserOptions {
 
 type Done = (err: Error | null, body?: unknown) => void
 
-// Strict UTF-8, then JSON with the route's int64 members read exactly.
-function decode (request: FastifyRequest, buffer: Buffer | null, done: Done): void {
-  let text: string
-  try {
-    text = buffer === null ? '' : utf8.decode(buffer)
-  } catch {
-    return done(new InvalidUtf8Error())
-  }
-  try {
-    done(null, parseJsonBody(text, RouteFacts.int64Members(request)))
-  } catch (parseError) {
-    done(parseError as Error)
-  }
-}
-
 function count (request: FastifyRequest, header: string): number {
   let found = 0
   const raw = request.raw.rawHeaders
@@ -231,7 +216,17 @@ export function createBodyParser ({ bodyLimit, memory }: BodyParserOptions) {
       getRawBody(payload, { length, limit: bodyLimit }, (err, buffer) => {
         memory.release(held)
         if (err) return done(err.type === 'entity.too.large' ? new PayloadTooLargeError(bodyLimit) : new BodyIncompleteError())
-        decode(request, buffer, done)
+        let text: string
+        try {
+          text = utf8.decode(buffer)
+        } catch {
+          return done(new InvalidUtf8Error())
+        }
+        try {
+          done(null, parseJsonBody(text, RouteFacts.int64Members(request)))
+        } catch (parseError) {
+          done(parseError as Error)
+        }
       })
     }
   }

@@ -7,12 +7,12 @@ import bearerAuth from '@fastify/bearer-auth'
 import rateLimit from '@fastify/rate-limit'
 import openapiGlue from 'fastify-openapi-glue'
 import fp from 'fastify-plugin'
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyPluginAsync } from 'fastify'
 import type { Redis } from 'ioredis'
 import type { AnyRegistry } from './metric-series.ts'
 import { PlantService } from '../service/plant-service.ts'
 import { authObserver, createAuthHook, createTokenCheck, failureKey, failureStore } from './auth.ts'
-import type { FailureLimit } from './auth.ts'
+import type { FailureLimit, RequestStep } from './auth.ts'
 import { docs } from './docs.ts'
 import { DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_BODY_LIMIT, DEFAULT_MAX_HELD_BYTES, DEFAULT_MAX_PIPELINED, DEFAULT_WEBHOOKS, DEFAULT_WRITE_TIMEOUT } from './defaults.ts'
 import { createErrorHandler, createNotFoundHandler } from './error-handler.ts'
@@ -263,7 +263,7 @@ const plantStore: FastifyPluginAsync<PlantStoreOptions> = async function plantSt
   // Past authentication: a body that will not be read is refused before
   // the client sends it. A client that sent `Expect: 100-continue` sends
   // it only now (the server held the 100 back).
-  const admitBody = (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
+  const admitBody: RequestStep = (request, reply, done) => {
     const refusal = bodies.refusal(request)
     if (refusal !== undefined) return done(refusal)
     // (Only for a body that will be read: 404, 405 and operations that take
@@ -273,7 +273,7 @@ const plantStore: FastifyPluginAsync<PlantStoreOptions> = async function plantSt
   }
   // What every request goes through before anything answers it, CORS's
   // preflights included.
-  const admit = (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
+  const admit: RequestStep = (request, reply, done) => {
     // Every answer names its request, so that a client can quote it and
     // the log can be searched for it.
     reply.header('x-request-id', request.id)
@@ -291,7 +291,7 @@ const plantStore: FastifyPluginAsync<PlantStoreOptions> = async function plantSt
   }
   // What a request for the API goes through after CORS has set its headers,
   // so that a page can read the refusal.
-  const guard = (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
+  const guard: RequestStep = (request, reply, done) => {
     // Overloaded: the API answers 503 at once; health checks and metrics
     // still answer, /readyz with the reason.
     if (lifecycle.overloaded !== undefined && !RouteFacts.of(request).operational) return done(new NotReadyError('overloaded'))

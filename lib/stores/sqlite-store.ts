@@ -321,8 +321,7 @@ export class SqliteStore implements PlantStorage {
 
   // The reads that arrived in one turn of the event loop share one read
   // transaction: beginning and ending one costs more than a small read
-  // (two fcntl locks on the WAL index, and SQLite's own checks; 5.5 µs
-  // against 1.4 µs for a read by id, ten to a transaction). Each still
+  // (two fcntl locks on the WAL index, and SQLite's own checks). Each still
   // sees every write acknowledged before it arrived: the transaction
   // begins after it arrived.
   #batchRead<T> (query: (reader: Reader) => T): Promise<T> {
