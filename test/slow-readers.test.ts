@@ -114,3 +114,36 @@ t.test('together, all connections hold at most MAX_HELD_MB: past it, 503', { ski
   t.ok(refused.length >= 6, `${refused.length} of 8 uploads of 1 MB refused with 503 at once`)
   t.match(refused[0], /"message":"The service is holding all the memory it may for requests in progress; nothing was changed, retry shortly"/)
 })
+
+t.test('a body that ends badly gives its memory back: uploads cut mid-body or chunked past the limit leave the budget whole', async (t) => {
+  // A budget of two bodies of the limit: two leaks would refuse every body after them.
+  const server = await start(t, { PLANT_STORE_TOKENS: TOKEN, LOG_LEVEL: 'warn', MAX_HELD_MB: '2', BODY_LIMIT: String(MB) })
+  const { port } = new URL(server.url)
+  const send = (request: string, cut: boolean) => new Promise<string>((resolve) => {
+    const socket = connect(Number(port), '127.0.0.1')
+    let answer = ''
+    socket.setEncoding('latin1')
+    socket.on('data', (chunk: string) => { answer += chunk })
+    socket.on('error', () => {})
+    socket.on('close', () => resolve(answer))
+    socket.write(request)
+    // Gone before the body ends: the server holds the declared length until it notices.
+    if (cut) setTimeout(100).then(() => socket.destroy())
+  })
+  const head = (framing: string) => `POST /plants HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\n${framing}\r\n`
+  for (let i = 0; i < 6; i++) {
+    t.equal(await send(head(`Content-Length: ${MB}\r\n`) + '{"id":1,"name":"', true), '', `cut upload ${i + 1}: no answer to a client that left`)
+  }
+  const chunk = 'x'.repeat(64 * 1024)
+  const oversized = head('Transfer-Encoding: chunked\r\n') + `${(chunk.length).toString(16)}\r\n${chunk}\r\n`.repeat(17) + '0\r\n\r\n'
+  for (let i = 0; i < 3; i++) {
+    t.match(await send(oversized, false), /^HTTP\/1\.1 413 [^]*"error":413/, `chunked upload ${i + 1} past the limit: 413, mid-stream`)
+  }
+  const within = JSON.stringify({ id: 7, name: 'chunked' })
+  t.match(await send(head('Transfer-Encoding: chunked\r\nConnection: close\r\n') + `${within.length.toString(16)}\r\n${within}\r\n0\r\n\r\n`, false),
+    /^HTTP\/1\.1 200 /, 'a chunked body within the limit is read')
+  // Every body above was given back: a body of the whole limit still fits twice.
+  const full = JSON.stringify({ id: 8, name: 'n', tag: 't' }).padEnd(MB - 10, ' ')
+  const answers = await Promise.all([0, 1].map(() => fetch(`${server.url}/plants`, { method: 'POST', headers, body: full }).then((res) => res.status)))
+  t.same(answers, [200, 200], 'two bodies of the limit are held at once')
+})
