@@ -69,6 +69,44 @@ function stringEnd (text: string, open: number): number {
   return -1
 }
 
+// A body's int64 member names as the scan matches them: in place against
+// the text when a name is written without escapes (no copy, no hashing);
+// `longest` bounds a name written with escapes (six characters each).
+interface MemberNames {
+  names: readonly string[]
+  set: ReadonlySet<string>
+  longest: number
+}
+const memberNames = new WeakMap<ReadonlySet<string>, MemberNames>()
+
+function namesOf (set: ReadonlySet<string>): MemberNames {
+  let found = memberNames.get(set)
+  if (found === undefined) {
+    const names = [...set]
+    found = { names, set, longest: Math.max(0, ...names.map((name) => name.length * 6)) }
+    memberNames.set(set, found)
+  }
+  return found
+}
+
+// The int64 member that the member name text[from, to) names, if any; null
+// when its escapes are malformed (JSON.parse then refuses the whole body).
+function memberNamed (text: string, from: number, to: number, members: MemberNames): string | undefined | null {
+  let escaped = false
+  for (let k = from; k < to && !escaped; k++) escaped = text.charCodeAt(k) === BACKSLASH
+  if (!escaped) {
+    for (const name of members.names) if (name.length === to - from && text.startsWith(name, from)) return name
+    return undefined
+  }
+  let name: string
+  try {
+    name = JSON.parse(`"${text.slice(from, to)}"`) as string
+  } catch {
+    return null
+  }
+  return members.set.has(name) ? name : undefined
+}
+
 /**
  * One pass over the text that refuses nesting past MAX_DEPTH and finds the
  * number token of each top-level member named in `int64Members` (the last
@@ -80,30 +118,21 @@ function scan (text: string, int64Members: ReadonlySet<string>): Array<string | 
   // entries cost more than the rest of a small body's parse.)
   let found: Array<string | undefined> | undefined
   let depth = 0
-  // Longer names, even written with escapes (six characters each), are
-  // none of the members: they are skipped without being read.
-  let longest = 0
-  for (const name of int64Members) longest = Math.max(longest, name.length * 6)
+  // Longer names are none of the members: they are skipped without being read.
+  const members = namesOf(int64Members)
   const length = text.length
   for (let i = 0; i < length; i++) {
     const char = text.charCodeAt(i)
     if (char === QUOTE) {
       const end = stringEnd(text, i)
       if (end === -1) return found
-      if (depth === 1 && end - i - 2 <= longest) {
+      if (depth === 1 && end - i - 2 <= members.longest) {
         let next = end
         while (next < length && text.charCodeAt(next) <= 0x20) next++
         if (text.charCodeAt(next) === COLON) { // a member name, not a string value
-          let name = text.slice(i + 1, end - 1)
-          if (name.includes('\\')) {
-            // A malformed escape: JSON.parse refuses the whole body (400).
-            try {
-              name = JSON.parse(`"${name}"`) as string
-            } catch {
-              return found
-            }
-          }
-          if (int64Members.has(name)) {
+          const name = memberNamed(text, i + 1, end - 1, members)
+          if (name === null) return found
+          if (name !== undefined) {
             const token = numberToken(text, next + 1)
             found ??= []
             let at = 0

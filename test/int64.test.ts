@@ -16,6 +16,7 @@ t.test('the parser reads int64 members from their digits, and nothing else', asy
   t.same(parseJsonBody('{"id":1,"id":2}', ID), { id: 2n }, 'the last of duplicates, as JSON.parse keeps')
   t.same(parseJsonBody('{"id":1,"id":"2"}', ID), { id: '2' }, 'the last of duplicates even when it is no number')
   t.same(parseJsonBody('{"\\u0069d":9007199254740993}', ID), { id: 9007199254740993n }, 'an escaped member name')
+  t.same(parseJsonBody('{"idx":9007199254740993,"i":5,"id":7,"\\u0069dy":9}', ID), { idx: 9007199254740992, i: 5, id: 7n, idy: 9 }, 'names that begin like a member, plain or escaped, are other members')
   t.same(parseJsonBody('{"name":"\\"id\\":5, [{","id":7}', ID), { name: '"id":5, [{', id: 7n }, 'names and brackets inside strings are text')
   t.same(parseJsonBody('{"id":42,"s":"12345678901234567"}', ID), { id: 42n, s: '12345678901234567' })
   t.same(parseJsonBody('{ "id" :\n\t 9007199254740993 \r\n}', ID), { id: 9007199254740993n }, 'whitespace around the member')
