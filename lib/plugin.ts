@@ -11,7 +11,7 @@ import type { FastifyPluginAsync } from 'fastify'
 import type { Redis } from 'ioredis'
 import type { AnyRegistry } from './metric-series.ts'
 import { PlantService } from '../service/plant-service.ts'
-import { authObserver, createAuthHook, createTokenCheck, failureKey, failureStore } from './auth.ts'
+import { authObserver, createAuthHook, createBearerCheck, createTokenCheck, failureKey, failureStore } from './auth.ts'
 import type { FailureLimit, RequestStep } from './auth.ts'
 import { docs } from './docs.ts'
 import { DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_BODY_LIMIT, DEFAULT_MAX_HELD_BYTES, DEFAULT_MAX_PIPELINED, DEFAULT_WEBHOOKS, DEFAULT_WRITE_TIMEOUT } from './defaults.ts'
@@ -238,9 +238,10 @@ const plantStore: FastifyPluginAsync<PlantStoreOptions> = async function plantSt
   fastify.addContentTypeParser('*', bodies.parse)
 
   // bearer-auth only decorates here; the hooks below decide what it guards.
+  const tokenCheck = createTokenCheck(tokens)
   await fastify.register(bearerAuth, {
     keys: [],
-    auth: createTokenCheck(tokens),
+    auth: tokenCheck,
     addHook: false,
     // Accept the scheme name in any case, as RFC 7235 says.
     specCompliance: 'rfc6749',
@@ -259,7 +260,7 @@ const plantStore: FastifyPluginAsync<PlantStoreOptions> = async function plantSt
   // The token is checked before the body is even read.
   const authenticate = createAuthHook(verifyBearerAuth, failureLimit === false
     ? undefined
-    : fastify.createRateLimit({ ...failureLimit, keyGenerator: failureKey }), authObserver(metrics, fastify.log))
+    : fastify.createRateLimit({ ...failureLimit, keyGenerator: failureKey }), authObserver(metrics, fastify.log), createBearerCheck(tokenCheck))
   // Past authentication: a body that will not be read is refused before
   // the client sends it. A client that sent `Expect: 100-continue` sends
   // it only now (the server held the 100 back).
