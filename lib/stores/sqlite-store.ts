@@ -113,6 +113,8 @@ export interface SqliteStoreOptions {
 export class SqliteStore implements PlantStorage {
   readonly #path: string
   #worker: Promise<Worker> | undefined
+  // The writer once it is ready, until it stops: a write then needs no await for it.
+  #running: Worker | undefined
   #writerDown: { error: Error, until: number } | undefined
   #reader: Reader | undefined
   #readerDown: { error: Error, until: number } | undefined
@@ -175,6 +177,7 @@ export class SqliteStore implements PlantStorage {
       worker.on('message', (message: WriterMessage) => {
         if (message.type === 'ready') {
           this.#writerDown = undefined
+          this.#running = worker
           resolve(worker)
         } else if (message.type === 'failed') {
           fail(toStoreError(message.error))
@@ -192,6 +195,7 @@ export class SqliteStore implements PlantStorage {
       worker.on('messageerror', () => { worker.terminate().catch(() => {}) })
       worker.on('exit', () => {
         this.#worker = undefined
+        this.#running = undefined
         // Its writes are rejected below, those not yet sent too.
         const lost = [...this.#inFlight.flat(), ...this.#outbox.pending]
         this.#outbox = new Outbox()
@@ -238,7 +242,7 @@ export class SqliteStore implements PlantStorage {
   async #write (request: Write, timing?: WriteTiming): Promise<WriteResult> {
     const unavailable = this.#unavailable()
     if (unavailable) throw unavailable
-    const worker = await this.#writer()
+    const worker = this.#running ?? await this.#writer()
     return new Promise((resolve, reject) => {
       // Writes travel in batches, one structured clone and one wake-up of
       // the writer for each: those of one turn of the event loop, or, while
