@@ -56,7 +56,7 @@ export const ENV_SCHEMA = {
     WEBHOOK_MAX_ATTEMPTS: { type: 'integer', minimum: 1, maximum: 100, default: DEFAULT_WEBHOOKS.maxAttempts, description: 'Attempts of one webhook delivery, the first included, before it is `failed`' },
     WEBHOOK_RETRY_BASE_MS: { type: 'integer', minimum: 1, maximum: 3_600_000, default: DEFAULT_WEBHOOKS.retryBaseMs, description: 'Milliseconds to wait after a first failed webhook attempt; each next wait is 4 times longer (±25 % jitter, at most 6 hours)' },
     WEBHOOK_TIMEOUT_MS: { type: 'integer', minimum: 1, maximum: 600_000, default: DEFAULT_WEBHOOKS.timeoutMs, description: 'Milliseconds one webhook attempt may take, connecting included, before it counts as failed' },
-    WEBHOOK_CONCURRENCY: { type: 'integer', minimum: 1, maximum: 1000, default: DEFAULT_WEBHOOKS.concurrency, description: 'Webhook attempts in flight at once (at most 4 to one subscription)' }
+    WEBHOOK_CONCURRENCY: { type: 'integer', minimum: 1, maximum: 1000, default: DEFAULT_WEBHOOKS.concurrency, description: 'Webhook attempts in flight at once; a quarter of them at most to one subscription' }
   }
 } as const
 

@@ -16,7 +16,7 @@ export const DEFAULT_WEBHOOKS = {
   maxAttempts: 8,
   retryBaseMs: 5000,
   timeoutMs: 10_000,
-  concurrency: 16
+  concurrency: 64
 }
 
 /** PostgreSQL: connections in a process's pool. */

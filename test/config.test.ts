@@ -29,7 +29,7 @@ t.test('defaults', async (t) => {
       maxHeldBytes: 256 * MB,
       poolSize: 10,
       metrics: { public: false },
-      webhooks: { allowPrivateNetworks: false, maxAttempts: 8, retryBaseMs: 5000, timeoutMs: 10000, concurrency: 16 }
+      webhooks: { allowPrivateNetworks: false, maxAttempts: 8, retryBaseMs: 5000, timeoutMs: 10000, concurrency: 64 }
     }
   })
 })

@@ -196,7 +196,7 @@ t.test('a hanging receiver delays neither another subscriber nor creates', async
   await healthy.waitFor(20, 4000)
   t.ok(Date.now() - started < 4000, `the healthy receiver had all 20 in ${Date.now() - started} ms, before the hanging one's 5 s timeout`)
   t.ok(createsTook < 3000, `20 creates took ${createsTook} ms`)
-  t.ok(hanging.received.length <= 4, `at most 4 attempts in flight to the hanging receiver (${hanging.received.length})`)
+  t.ok(hanging.received.length <= 16, `at most a quarter of the 64 attempts in flight to the hanging receiver (${hanging.received.length})`)
 })
 
 t.test('deleting a subscription stops its pending deliveries', async (t) => {
@@ -266,22 +266,40 @@ t.test('hostile receivers: a redirect is not followed, an endless answer is cut,
   t.match(named, { status: 'failed', lastError: /the host resolves to an address that is not public/ })
 })
 
-t.test('at most 4 attempts in flight to one subscription, those in flight counted', async (t) => {
-  const app = await build(t, { webhooks: { ...FAST, timeoutMs: 5000, concurrency: 16 } })
-  const hook = await receiver(t, 'hang')
-  // The first is answered, so that one attempt ends while others are claimed.
-  hook.answers.push(204)
-  await subscribe(t, app, hook.url)
-  for (let i = 1; i <= 12; i++) await create(app, `{"id":${i},"name":"p${i}"}`)
-  await setTimeout(1000)
-  t.ok(hook.received.length <= 5, `${hook.received.length} requests: one answered and at most 4 hanging`)
-  t.ok(hook.received.length >= 4, 'and the allowance is used')
+t.test('at most a quarter of the attempts in flight to one subscription, those in flight counted', async (t) => {
+  for (const [concurrency, share] of [[16, 4], [undefined, 16]] as const) {
+    t.test(`concurrency ${concurrency ?? 'by default (64)'}: ${share} to one subscription`, async (t) => {
+      const app = await build(t, { webhooks: { ...FAST, timeoutMs: 5000, ...(concurrency !== undefined && { concurrency }) } })
+      const hook = await receiver(t, 'hang')
+      // The first is answered, so that one attempt ends while others are claimed.
+      hook.answers.push(204)
+      await subscribe(t, app, hook.url)
+      for (let i = 1; i <= share * 3; i++) await create(app, `{"id":${i},"name":"p${i}"}`)
+      await setTimeout(1000)
+      t.ok(hook.received.length <= share + 1, `${hook.received.length} requests: one answered and at most ${share} hanging`)
+      t.ok(hook.received.length >= share, 'and the allowance is used')
+    })
+  }
+})
+
+t.test('an attempt past its time fails as "no answer in time"; the slot is free for the next', async (t) => {
+  const app = await build(t, { webhooks: { ...FAST, timeoutMs: 300, maxAttempts: 1, concurrency: 4 } })
+  const hook = await receiver(t, 204)
+  hook.answers.push('hang')
+  const { id } = await subscribe(t, app, hook.url)
+  const started = Date.now()
+  await create(app, '{"id":1,"name":"Fern"}')
+  await until(async () => (await deliveries(app, id))[0]?.status === 'failed', 'the first attempt failed')
+  t.ok(Date.now() - started >= 300, `after its 300 ms (${Date.now() - started} ms)`)
+  t.match((await deliveries(app, id))[0], { attempts: 1, lastError: 'no answer in time' })
+  await create(app, '{"id":2,"name":"Ivy"}')
+  await until(async () => (await deliveries(app, id)).some((delivery) => delivery.plantId === 2 && delivery.status === 'delivered'), 'the next delivered')
 })
 
 t.test('a failing receiver gets one attempt at a time until one succeeds', async (t) => {
-  const app = await build(t, { webhooks: { ...FAST, maxAttempts: 3, retryBaseMs: 10 } })
+  const app = await build(t, { webhooks: { ...FAST, maxAttempts: 3, retryBaseMs: 10, concurrency: 16 } })
   const hook = await receiver(t, { status: 500, afterMs: 100 })
-  // The first four attempts go out together; they fail.
+  // The first four attempts (a quarter of 16) go out together; they fail.
   await subscribe(t, app, hook.url)
   for (let i = 1; i <= 8; i++) await create(app, `{"id":${i},"name":"p${i}"}`)
   await hook.waitFor(6)

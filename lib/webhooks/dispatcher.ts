@@ -3,11 +3,11 @@
 // marked delivered only after a 2xx, and one whose claim lapsed (this
 // process died, or took too long) is claimed again, here or elsewhere.
 //
-// Bounds: at most `concurrency` attempts in flight, at most
-// PER_SUBSCRIPTION of them to one subscription, and one while its last
-// attempt failed (a hanging or failing receiver holds few of the slots the
-// others need), CONNECTIONS_PER_ORIGIN sockets to one receiver, `timeoutMs`
-// per attempt, RESPONSE_BYTES of an answer read.
+// Bounds: at most `concurrency` attempts in flight, at most a quarter of
+// them (SHARE) to one subscription, and one while its last attempt failed
+// (a hanging or failing receiver holds few of the slots the others need),
+// as many sockets to one receiver as it may have attempts (none waits for
+// a socket), `timeoutMs` per attempt, RESPONSE_BYTES of an answer read.
 import type { Agent } from 'undici'
 import type { FastifyBaseLogger } from 'fastify'
 import { guardedLookup, literalAddressProblem } from './address-guard.ts'
@@ -24,15 +24,16 @@ export interface WebhookOptions {
   retryBaseMs: number
   /** Milliseconds one attempt may take, connection included. Default 10 s. */
   timeoutMs: number
-  /** Attempts in flight at once. Default 16. */
+  /** Attempts in flight at once, a quarter of them at most to one subscription. Default 64. */
   concurrency: number
 }
 
 /** What an attempt runs in: given the delivery's trace context and the headers to add, it calls the attempt. */
 export type AroundAttempt = <T extends { status?: number, error?: string }>(traceparent: string | undefined, url: URL, attempt: (headers: Record<string, string>) => Promise<T>) => Promise<T>
 
-const PER_SUBSCRIPTION = 4
-const CONNECTIONS_PER_ORIGIN = 4
+// The part of the attempts in flight one subscription may hold: the rest
+// stay free for the others while up to SHARE - 1 receivers hang.
+const SHARE = 4
 const RESPONSE_BYTES = 64 * 1024
 // Waits grow fourfold, with ±25 % jitter so that deliveries failed together
 // do not retry together, and never past six hours.
@@ -65,6 +66,9 @@ export class WebhookDispatcher {
   readonly #attempts = new Set<Promise<void>>()
   readonly #records = new Set<Promise<void>>()
   readonly #stopping = new AbortController()
+  // Each attempt's own abort: its deadline, or the stop.
+  readonly #sending = new Set<AbortController>()
+  readonly #perSubscription: number
   #timer: NodeJS.Timeout | undefined
   #ticking = false
   #wakeScheduled = false
@@ -80,6 +84,7 @@ export class WebhookDispatcher {
   constructor (storage: WebhookStorage, options: WebhookOptions, log: FastifyBaseLogger, around?: AroundAttempt) {
     this.#storage = storage
     this.#options = options
+    this.#perSubscription = Math.max(1, Math.floor(options.concurrency / SHARE))
     this.#log = log
     this.#around = around
   }
@@ -88,7 +93,7 @@ export class WebhookDispatcher {
     const { timeoutMs, allowPrivateNetworks } = this.#options
     this.#client ??= import('undici').then(({ Agent, request }) => ({
       agent: new Agent({
-        connections: CONNECTIONS_PER_ORIGIN,
+        connections: this.#perSubscription,
         connect: { timeout: timeoutMs, lookup: guardedLookup(allowPrivateNetworks) },
         headersTimeout: timeoutMs,
         bodyTimeout: timeoutMs
@@ -167,7 +172,7 @@ export class WebhookDispatcher {
       const claimed = await this.#storage.claim({
         now,
         limit: free,
-        perSubscription: PER_SUBSCRIPTION,
+        perSubscription: this.#perSubscription,
         inFlight: this.#counted(),
         leaseUntil: now + this.#options.timeoutMs + LEASE_MARGIN_MS
       })
@@ -180,7 +185,7 @@ export class WebhookDispatcher {
   // as all but full, so that it gets one attempt at a time.
   #counted (): Record<string, number> {
     const counted = Object.fromEntries(this.#inFlight)
-    for (const id of this.#failing) counted[id] = Math.max(counted[id] ?? 0, PER_SUBSCRIPTION - 1) + (this.#inFlight.get(id) ?? 0)
+    for (const id of this.#failing) counted[id] = Math.max(counted[id] ?? 0, this.#perSubscription - 1) + (this.#inFlight.get(id) ?? 0)
     return counted
   }
 
@@ -240,28 +245,54 @@ export class WebhookDispatcher {
     const refused = literalAddressProblem(target, this.#options.allowPrivateNetworks)
     if (refused !== undefined) return { error: refused }
     const { agent, request } = await this.#http()
-    const { statusCode, body } = await request(target, {
-      method: 'POST',
-      headers: { ...extraHeaders, ...webhookHeaders(secret, deliveryId(seq), payload, Date.now()) },
-      body: payload,
-      dispatcher: agent,
-      signal: AbortSignal.any([this.#stopping.signal, AbortSignal.timeout(this.#options.timeoutMs)])
-    })
-    // The answer's body means nothing to us: read a little of it, so that
-    // the connection can be reused, and drop the connection past that.
-    await body.dump({ limit: RESPONSE_BYTES }).catch(() => {})
-    // (A status outside HTTP's range is no status to keep.)
-    if (statusCode < 100 || statusCode > 599) return { error: `the receiver answered an invalid status (${statusCode})` }
-    return statusCode >= 200 && statusCode < 300 ? { status: statusCode } : { status: statusCode, error: `the receiver answered ${statusCode}` }
+    // The attempt's deadline, cleared when it ends (AbortSignal.timeout's
+    // would fire long after, for every attempt, and AbortSignal.any ties
+    // each to the stop signal until collected).
+    const abort = new AbortController()
+    if (this.#stopping.signal.aborted) abort.abort(this.#stopping.signal.reason)
+    const deadline = setTimeout(() => abort.abort(new AttemptTimeoutError()), this.#options.timeoutMs)
+    this.#sending.add(abort)
+    try {
+      const { statusCode, body } = await request(target, {
+        method: 'POST',
+        headers: { ...extraHeaders, ...webhookHeaders(secret, deliveryId(seq), payload, Date.now()) },
+        body: payload,
+        dispatcher: agent,
+        signal: abort.signal
+      })
+      // The answer's body means nothing to us: read a little of it, so that
+      // the connection can be reused, and drop the connection past that.
+      await body.dump({ limit: RESPONSE_BYTES }).catch(() => {})
+      return outcomeOf(statusCode)
+    } finally {
+      clearTimeout(deadline)
+      this.#sending.delete(abort)
+    }
   }
 
   /** Stops claiming; attempts in flight are cut and their deliveries left pending. */
   async stop (): Promise<void> {
     clearInterval(this.#timer)
     this.#stopping.abort()
+    for (const abort of this.#sending) abort.abort(this.#stopping.signal.reason)
     await Promise.allSettled([...this.#attempts])
     await Promise.allSettled([...this.#records])
     if (this.#client !== undefined) await (await this.#client).agent.close()
+  }
+}
+
+// What an answer's status makes of an attempt. (A status outside HTTP's
+// range is no status to keep.)
+function outcomeOf (statusCode: number): { status?: number, error?: string } {
+  if (statusCode < 100 || statusCode > 599) return { error: `the receiver answered an invalid status (${statusCode})` }
+  return statusCode >= 200 && statusCode < 300 ? { status: statusCode } : { status: statusCode, error: `the receiver answered ${statusCode}` }
+}
+
+/** An attempt that took longer than `timeoutMs`, connecting and queueing included. */
+class AttemptTimeoutError extends Error {
+  override name = 'TimeoutError'
+  constructor () {
+    super('the attempt took too long')
   }
 }
 
