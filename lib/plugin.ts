@@ -30,6 +30,7 @@ import { usePrecompiledSpecCheck } from './spec-check.ts'
 import { loadSpec } from './spec.ts'
 import { DEFAULT_DATABASE_URL, startStore, storeKind } from './stores/open-store.ts'
 import type { PlantStorage } from './stores/plant-storage.ts'
+import { createSerializerCompiler } from './serialization.ts'
 import { createValidatorCompiler } from './validation.ts'
 import { WebhookDispatcher } from './webhooks/dispatcher.ts'
 import type { WebhookOptions } from './webhooks/dispatcher.ts'
@@ -225,6 +226,7 @@ const plantStore: FastifyPluginAsync<PlantStoreOptions> = async function plantSt
   })
 
   fastify.setValidatorCompiler(createValidatorCompiler())
+  fastify.setSerializerCompiler(createSerializerCompiler())
   fastify.setErrorHandler(createErrorHandler({ realm: options.realm ?? 'plant-store' }))
   const notFound = createNotFoundHandler(routes, options.docs === false ? undefined : `${fastify.prefix}/docs`)
   if (fastify.prefix !== '' || options.notFound === true) fastify.setNotFoundHandler(notFound)
