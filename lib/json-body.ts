@@ -2,6 +2,7 @@
 // as JSON no deeper than MAX_DEPTH, with int64 members kept digit for digit.
 // The cost is linear in the body, and the same whatever the body holds: the
 // exact int64 reading is paid only for the members that are int64s.
+import type { Readable } from 'node:stream'
 import { TextDecoder } from 'node:util'
 import contentTypeModule from 'fast-content-type-parse'
 import secureJson from 'secure-json-parse'
@@ -203,6 +204,9 @@ type ReadEnd = (err: 'too-large' | 'incomplete' | undefined, body?: Buffer) => v
  * when the stream fails or closes first (the client went away).
  */
 function readBody (stream: NodeJS.ReadableStream, length: number | undefined, limit: number, end: ReadEnd): void {
+  // Gone before anything read it (an embedding app's async hook ran
+  // meanwhile, and the client left): its close has been and gone.
+  if ((stream as Readable).destroyed || !stream.readable) return end('incomplete')
   const chunks: Buffer[] = []
   let received = 0
   const finish = (err: 'too-large' | 'incomplete' | undefined) => {

@@ -174,3 +174,31 @@ t.test('the plugin is a named fastify-plugin, checked against Fastify 5, encapsu
   t.equal((await app.inject('/mine')).statusCode, 200, 'no hook of the plugin (its token check) reaches the host')
   t.notOk(app.hasDecorator('verifyBearerAuth'), 'nor its decorators')
 })
+
+t.test('a client that leaves while the host\'s async hook runs gives back the memory its body held', async (t) => {
+  const { connect } = await import('node:net')
+  const { setTimeout: sleep } = await import('node:timers/promises')
+  const app = Fastify()
+  // The host's own async hook (an audit lookup, say) runs before the plugin reads the body.
+  app.addHook('preParsing', async (_request, _reply, payload) => { await sleep(200); return payload })
+  // A budget of one body: a chunked one holds the whole limit while it is read.
+  await app.register(plantStore, { tokens: [TOKEN], database: 'memory:', maxHeldBytes: 1024 * 1024, bodyLimit: 1024 * 1024, overload: false })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  t.teardown(() => app.close())
+  const { port } = app.server.address() as import('node:net').AddressInfo
+  const create = (id: number, leaveAfterMs?: number) => new Promise<string>((resolve) => {
+    const body = JSON.stringify({ id, name: 'Fern' })
+    const socket = connect(port, '127.0.0.1')
+    let answer = ''
+    socket.on('data', (chunk) => { answer += chunk })
+    socket.on('error', () => {})
+    socket.on('close', () => resolve(answer.split('\r\n', 1)[0] ?? ''))
+    socket.write(`POST /plants HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nConnection: close\r\n` +
+      `Transfer-Encoding: chunked\r\n\r\n${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`)
+    if (leaveAfterMs !== undefined) setTimeout(() => socket.destroy(), leaveAfterMs)
+  })
+  t.match(await create(1), /^HTTP\/1\.1 200 /, 'a create while the hook waits')
+  t.equal(await create(2, 50), '', 'a client that left before its body was read: no answer')
+  await sleep(400)
+  t.match(await create(3), /^HTTP\/1\.1 200 /, 'the next body still fits the budget')
+})
