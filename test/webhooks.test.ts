@@ -282,6 +282,22 @@ t.test('at most a quarter of the attempts in flight to one subscription, those i
   }
 })
 
+t.test('subscriptions to one receiver never wait for a connection: attempts run out of time only at the receiver', async (t) => {
+  // Four subscriptions, a share of 4 each, to a receiver that answers after
+  // 300 ms: their 16 attempts at once each have a connection, and finish
+  // well within the 1 s deadline (on 4 connections, the last would wait 900 ms).
+  const app = await build(t, { webhooks: { ...FAST, timeoutMs: 1000, maxAttempts: 1, concurrency: 16 } })
+  const hook = await receiver(t, { status: 204, afterMs: 300 })
+  const ids: string[] = []
+  for (let i = 1; i <= 4; i++) ids.push((await subscribe(t, app, `${hook.url}?subscription=${i}`)).id)
+  for (let i = 1; i <= 4; i++) await create(app, `{"id":${i},"name":"p${i}"}`)
+  await until(async () => (await Promise.all(ids.map((id) => deliveries(app, id)))).flat().every(({ status }) => status !== 'pending'), 'every attempt ended')
+  const all = (await Promise.all(ids.map((id) => deliveries(app, id)))).flat()
+  t.equal(all.length, 16)
+  t.same(all.filter(({ status }) => status !== 'delivered'), [], 'all 16 delivered')
+  t.equal(hook.maxOpen, 16, 'all at once')
+})
+
 t.test('an attempt past its time fails as "no answer in time"; the slot is free for the next', async (t) => {
   const app = await build(t, { webhooks: { ...FAST, timeoutMs: 300, maxAttempts: 1, concurrency: 4 } })
   const hook = await receiver(t, 204)

@@ -6,8 +6,9 @@
 // Bounds: at most `concurrency` attempts in flight, at most a quarter of
 // them (SHARE) to one subscription, and one while its last attempt failed
 // (a hanging or failing receiver holds few of the slots the others need),
-// as many sockets to one receiver as it may have attempts (none waits for
-// a socket), `timeoutMs` per attempt, RESPONSE_BYTES of an answer read.
+// as many sockets to one receiver as there may be attempts in flight (so
+// that none waits for a socket, even when subscriptions share a receiver),
+// `timeoutMs` per attempt, RESPONSE_BYTES of an answer read.
 import type { Agent } from 'undici'
 import type { FastifyBaseLogger } from 'fastify'
 import { guardedLookup, literalAddressProblem } from './address-guard.ts'
@@ -93,7 +94,7 @@ export class WebhookDispatcher {
     const { timeoutMs, allowPrivateNetworks } = this.#options
     this.#client ??= import('undici').then(({ Agent, request }) => ({
       agent: new Agent({
-        connections: this.#perSubscription,
+        connections: this.#options.concurrency,
         connect: { timeout: timeoutMs, lookup: guardedLookup(allowPrivateNetworks) },
         headersTimeout: timeoutMs,
         bodyTimeout: timeoutMs
