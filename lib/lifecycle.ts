@@ -8,7 +8,7 @@
 // unguarded process.memoryUsage(), which throws EMFILE from a timer when
 // file descriptors run out and so ends the process. Here a failed sample
 // keeps the last value.
-import { monitorEventLoopDelay } from 'node:perf_hooks'
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks'
 import { getHeapStatistics } from 'node:v8'
 import type { FastifyInstance } from 'fastify'
 import { DEFAULT_MAX_EVENT_LOOP_DELAY } from './defaults.ts'
@@ -25,6 +25,12 @@ export interface OverloadLimits {
 }
 
 const RESOLUTION_MS = 10
+// Busy: requests arrived in the last BUSY_WINDOW_MS, and the event loop
+// was working for more than BUSY_UTILIZATION of it. (Half, not all: a
+// process serving durable SQLite creates waits for their commits part of
+// the time even when its core is saturated.)
+const BUSY_WINDOW_MS = 100
+const BUSY_UTILIZATION = 0.5
 
 /**
  * Resident memory past the limit is an overload while at least half of the
@@ -43,6 +49,8 @@ export class Lifecycle {
   #overload: string | undefined
   #closing = false
   #rss = 0
+  #requests = 0
+  #window = { at: performance.now(), requests: 0, utilization: performance.eventLoopUtilization(), busy: false }
 
   constructor (limits: OverloadLimits | false) {
     this.#limits = {
@@ -90,6 +98,28 @@ export class Lifecycle {
     }
     if (maxHeapUsedBytes > 0 && heap.used_heap_size > maxHeapUsedBytes) overload ??= 'heap'
     this.#overload = overload
+  }
+
+  /** A request arrived (for `busy`). */
+  requestArrived (): void {
+    this.#requests++
+  }
+
+  /**
+   * Whether requests keep the event loop busy: they arrived in the last
+   * moment and the loop had no time to spare. Background work (webhook
+   * deliveries) takes less while it is. Read at most once a window; a
+   * window runs until the next read.
+   */
+  get busy (): boolean {
+    const window = this.#window
+    const now = performance.now()
+    if (now - window.at >= BUSY_WINDOW_MS) {
+      const utilization = performance.eventLoopUtilization()
+      window.busy = this.#requests > window.requests && performance.eventLoopUtilization(utilization, window.utilization).utilization > BUSY_UTILIZATION
+      Object.assign(window, { at: now, requests: this.#requests, utilization })
+    }
+    return window.busy
   }
 
   /** Why requests should be refused for now (overloaded), if they should. */

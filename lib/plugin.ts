@@ -168,7 +168,7 @@ const plantStore: FastifyPluginAsync<PlantStoreOptions> = async function plantSt
   // Webhook deliveries go out from the moment the app is ready until it
   // begins to close (what is left stays pending for the next start).
   const webhookOptions = options.webhooks === false ? undefined : { ...DEFAULT_WEBHOOKS, ...options.webhooks }
-  const dispatcher = webhookOptions && store.webhooks && new WebhookDispatcher(store.webhooks, webhookOptions, fastify.log, tracing?.traceAttempt)
+  const dispatcher = webhookOptions && store.webhooks && new WebhookDispatcher(store.webhooks, webhookOptions, fastify.log, tracing?.traceAttempt, () => lifecycle.busy)
   if (dispatcher !== undefined) {
     fastify.addHook('onReady', (done) => { dispatcher.start(); done() })
     fastify.addHook('preClose', () => dispatcher.stop())
@@ -280,6 +280,7 @@ const plantStore: FastifyPluginAsync<PlantStoreOptions> = async function plantSt
     // Every answer names its request, so that a client can quote it and
     // the log can be searched for it.
     reply.header('x-request-id', request.id)
+    lifecycle.requestArrived()
     // What takes no body (DELETE, a 405, a 404) ignores one, whatever its
     // content type: Fastify is shown a neutral type instead of the
     // client's, so that it neither judges theirs (a malformed one would be a

@@ -282,6 +282,23 @@ t.test('at most a quarter of the attempts in flight to one subscription, those i
   }
 })
 
+t.test('while requests keep the process busy, a subscription gets a quarter of its share', async (t) => {
+  for (const [busy, share] of [[false, 4], [true, 1]] as const) {
+    t.test(busy ? 'busy: 1 of a share of 4' : 'not busy: all 4', async (t) => {
+      const storage = new MemoryWebhooks()
+      const id = `sub_${'2'.repeat(32)}`
+      const hook = await receiver(t, 'hang')
+      await storage.subscribe({ id, url: hook.url, secret: `whsec_${'A'.repeat(32)}`, createdAt: new Date().toISOString() }, 100)
+      for (let i = 1; i <= 8; i++) storage.enqueue(BigInt(i), `{"id":${i},"name":"p"}`, Date.now())
+      const dispatcher = new WebhookDispatcher(storage, { ...FAST, timeoutMs: 5000, concurrency: 16 }, Fastify().log, undefined, () => busy)
+      dispatcher.start()
+      t.teardown(() => dispatcher.stop())
+      await setTimeout(1000)
+      t.equal(hook.received.length, share, `${hook.received.length} attempts in flight`)
+    })
+  }
+})
+
 t.test('subscriptions to one receiver never wait for a connection: attempts run out of time only at the receiver', async (t) => {
   // Four subscriptions, a share of 4 each, to a receiver that answers after
   // 300 ms: their 16 attempts at once each have a connection, and finish

@@ -4,7 +4,8 @@
 // process died, or took too long) is claimed again, here or elsewhere.
 //
 // Bounds: at most `concurrency` attempts in flight, at most a quarter of
-// them (SHARE) to one subscription, and one while its last attempt failed
+// them (SHARE) to one subscription (a quarter of that while requests keep
+// the process busy: deliveries yield to them), and one while its last attempt failed
 // (a hanging or failing receiver holds few of the slots the others need),
 // as many sockets to one receiver as there may be attempts in flight (so
 // that none waits for a socket, even when subscriptions share a receiver),
@@ -70,6 +71,7 @@ export class WebhookDispatcher {
   // Each attempt's own abort: its deadline, or the stop.
   readonly #sending = new Set<AbortController>()
   readonly #perSubscription: number
+  readonly #busy: () => boolean
   #timer: NodeJS.Timeout | undefined
   #ticking = false
   #wakeScheduled = false
@@ -81,11 +83,15 @@ export class WebhookDispatcher {
 
   readonly #around: AroundAttempt | undefined
 
-  /** `around`: what each attempt runs in (a trace span), given the headers it adds. */
-  constructor (storage: WebhookStorage, options: WebhookOptions, log: FastifyBaseLogger, around?: AroundAttempt) {
+  /**
+   * `around`: what each attempt runs in (a trace span), given the headers it
+   * adds. `busy`: whether requests keep the process busy now (Lifecycle).
+   */
+  constructor (storage: WebhookStorage, options: WebhookOptions, log: FastifyBaseLogger, around?: AroundAttempt, busy: () => boolean = () => false) {
     this.#storage = storage
     this.#options = options
     this.#perSubscription = Math.max(1, Math.floor(options.concurrency / SHARE))
+    this.#busy = busy
     this.#log = log
     this.#around = around
   }
@@ -170,11 +176,12 @@ export class WebhookDispatcher {
       const free = this.#options.concurrency - this.#attempts.size
       if (free <= 0) return
       const now = Date.now()
+      const share = this.#share()
       const claimed = await this.#storage.claim({
         now,
         limit: free,
-        perSubscription: this.#perSubscription,
-        inFlight: this.#counted(),
+        perSubscription: share,
+        inFlight: this.#counted(share),
         leaseUntil: now + this.#options.timeoutMs + LEASE_MARGIN_MS
       })
       for (const delivery of claimed) this.#track(delivery)
@@ -184,10 +191,16 @@ export class WebhookDispatcher {
 
   // Attempts in flight as claims count them: a failing subscription counts
   // as all but full, so that it gets one attempt at a time.
-  #counted (): Record<string, number> {
+  #counted (share: number): Record<string, number> {
     const counted = Object.fromEntries(this.#inFlight)
-    for (const id of this.#failing) counted[id] = Math.max(counted[id] ?? 0, this.#perSubscription - 1) + (this.#inFlight.get(id) ?? 0)
+    for (const id of this.#failing) counted[id] = Math.max(counted[id] ?? 0, share - 1) + (this.#inFlight.get(id) ?? 0)
     return counted
+  }
+
+  // A subscription's attempts in flight: its share, a quarter of it while
+  // requests keep the process busy (attempts already out go on).
+  #share (): number {
+    return this.#busy() ? Math.max(1, Math.floor(this.#perSubscription / SHARE)) : this.#perSubscription
   }
 
   #track (delivery: DueDelivery): void {
