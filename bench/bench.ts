@@ -158,8 +158,10 @@ async function subscribeReceiver (system: Running): Promise<void> {
 
 // Waits until the receiver has had every delivery (its count stops moving),
 // so that a round's deliveries are charged to its creates and never run
-// during another system's round.
-async function drained (receiverUrl: string): Promise<void> {
+// during another system's round. Resolves to the milliseconds from the call
+// to the last delivery seen arriving.
+async function drained (receiverUrl: string): Promise<number> {
+  const started = performance.now()
   let last = -1
   let stableSince = performance.now()
   const deadline = performance.now() + 300_000
@@ -169,7 +171,7 @@ async function drained (receiverUrl: string): Promise<void> {
       last = count
       stableSince = performance.now()
     } else if (performance.now() - stableSince > 500) {
-      return
+      return stableSince - started
     }
     await setTimeout(100)
   }
@@ -239,6 +241,8 @@ interface Sample {
   busy: number
   /** Busy share of the server's core and of the generator's (pinned runs): softirq and other processes included. */
   cores?: { server: number, generator: number }
+  /** With a webhook subscriber: the load's seconds, and those after it until the last delivery arrived. */
+  webhooks?: { loadSeconds: number, drainSeconds: number, answered: number }
 }
 
 // The kernel's clock ticks, in which /proc/<pid>/stat counts CPU time.
@@ -325,11 +329,17 @@ async function load (system: Running, workload: Workload, options: { duration?: 
   const coresBefore = await coreTicks()
   const wallBefore = performance.now()
   if (GENERATOR === 'wrk' && options.amount === undefined) {
-    const { answered, seconds: _seconds, ...result } = await loadWithWrk(system, workload, options.duration ?? DURATION)
-    if (system.receiverUrl) await drained(system.receiverUrl)
+    const { answered, seconds, ...result } = await loadWithWrk(system, workload, options.duration ?? DURATION)
+    const drainMs = system.receiverUrl ? await drained(system.receiverUrl) : undefined
     const wallUs = (performance.now() - wallBefore) * 1000
     const cpu = await cpuUs(system.child.pid!) - cpuBefore
-    return { ...result, cpuUsPerRequest: answered > 0 ? cpu / answered : 0, busy: cpu / wallUs, cores: coreShares(coresBefore, await coreTicks()) }
+    return {
+      ...result,
+      cpuUsPerRequest: answered > 0 ? cpu / answered : 0,
+      busy: cpu / wallUs,
+      cores: coreShares(coresBefore, await coreTicks()),
+      ...(drainMs !== undefined && { webhooks: { loadSeconds: seconds, drainSeconds: drainMs / 1000, answered } })
+    }
   }
   const connections = WORKLOADS.find(({ key }) => key === workload)!.connections
   const workers = Math.min(GENERATOR_CORES, connections)
@@ -343,7 +353,7 @@ async function load (system: Running, workload: Workload, options: { duration?: 
     requests: requestsFor(workload),
     ...(options.amount ? { amount: options.amount } : { duration: options.duration ?? DURATION })
   })
-  if (system.receiverUrl) await drained(system.receiverUrl)
+  const drainMs = system.receiverUrl ? await drained(system.receiverUrl) : undefined
   const wallUs = (performance.now() - wallBefore) * 1000
   const cpu = await cpuUs(system.child.pid!) - cpuBefore
   const seconds = (result.finish.getTime() - result.start.getTime()) / 1000
@@ -356,7 +366,8 @@ async function load (system: Running, workload: Workload, options: { duration?: 
     non2xx: result.non2xx,
     cpuUsPerRequest: answered > 0 ? cpu / answered : 0,
     busy: cpu / wallUs,
-    cores: coreShares(coresBefore, await coreTicks())
+    cores: coreShares(coresBefore, await coreTicks()),
+    ...(drainMs !== undefined && { webhooks: { loadSeconds: seconds, drainSeconds: drainMs / 1000, answered } })
   }
 }
 
@@ -534,8 +545,8 @@ lines.push(`Machine: ${cpus()[0]?.model ?? 'unknown CPU'}, ${cpus().length} core
   `${ROUNDS} interleaved round(s) of ${DURATION} s; load generator: ${GENERATOR}${pinned ? '; servers on core 0, the generator on core 1' : ''}. ` +
   'Services log at `warn`. Medians over rounds; "× Fastify" is the median of per-round ratios to bare Fastify.', '')
 lines.push('CPU µs per request is the server process\'s CPU time (user and system, all threads: the SQLite writer counts) over the requests answered; ' +
-  'busy is that CPU time over the round\'s wall time (100 % = one core). With a webhook subscriber, a round lasts until every delivery has arrived, ' +
-  'and req/s and CPU per request include sending them. A round of a CPU-bound system (no database to wait for) under 90 % busy ' +
+  'busy is that CPU time over the round\'s wall time (100 % = one core). With a webhook subscriber, a round lasts until every delivery has arrived: ' +
+  'req/s is the load\'s own, while CPU per request includes sending the deliveries (the table after this one says how long they took). A round of a CPU-bound system (no database to wait for) under 90 % busy ' +
   'at 32 or more connections is marked generator-limited' + (pinned
   ? ', unless the generator\'s core had headroom (under 90 % busy) while the server\'s core was saturated (95 % or more, with the ' +
     'kernel\'s network work for the server, which is not the process\'s CPU time): such a round is marked *server core saturated* instead. ' +
@@ -606,6 +617,22 @@ for (const [key, mb] of Object.entries(memory)) {
 }
 const startup = median(startups)
 target('start-up to listening ≤ 400 ms (SQLite, fresh file)', startup, `${fmt(startup)} ms`, startup <= 400)
+
+// The webhook backlog: how long deliveries took once each round's load ended.
+const delivering = specs.filter((spec) => spec.webhook === true)
+for (const system of delivering) {
+  const rows = WORKLOADS.filter(({ key }) => key.startsWith('create') && all(system.key, key).some((s) => s.webhooks !== undefined))
+  if (rows.length === 0) continue
+  lines.push('', `### Webhook deliveries: ${system.name}`, '')
+  lines.push('After each round\'s load, the seconds until the last delivery arrived, and the creates delivered end to end per second ' +
+    '(creates ÷ the load\'s seconds and those after it), medians over rounds.', '')
+  lines.push('| Workload | creates/s during the load | last delivery, s after the load | creates delivered end to end per second |', '|---|---|---|---|')
+  for (const { key, name } of rows) {
+    const runs = all(system.key, key).filter((s) => s.webhooks !== undefined)
+    lines.push(`| ${name} | ${fmt(median(runs.map((s) => s.rps)))} | ${fmt(median(runs.map((s) => s.webhooks!.drainSeconds)), 1)} | ` +
+      `${fmt(median(runs.map((s) => s.webhooks!.answered / (s.webhooks!.loadSeconds + s.webhooks!.drainSeconds))))} |`)
+  }
+}
 
 if (scale.length > 0) {
   lines.push('', `### Scale curve: durable creates with 1 and 2 workers (\`WORKERS\`), ${CONNECTIONS} connections, server and generator sharing all ${cpus().length} cores`, '')
