@@ -280,10 +280,10 @@ export function createBodyParser ({ bodyLimit, memory }: BodyParserOptions) {
       if (!RouteFacts.takesBody(request)) return done(null, undefined)
       // What the body may take is held from the start, so that bodies read
       // slowly by many connections cannot add up past the budget.
+      // (A declared length past the limit was refused before: `refusal`.)
       const header = request.headers['content-length']
       const length = header === undefined ? undefined : Number(header)
-      if (length !== undefined && length > bodyLimit) return done(new PayloadTooLargeError(bodyLimit))
-      const held = length ?? bodyLimit
+      const held = length === undefined ? bodyLimit : Math.min(length, bodyLimit)
       if (!memory.reserve(held)) return done(new BusyError())
       readBody(payload, length, bodyLimit, (err, buffer) => {
         memory.release(held)

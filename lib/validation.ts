@@ -10,6 +10,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js'
 import type { FuncKeywordDefinition, SchemaValidateFunction } from 'ajv'
 import addFormatsModule from 'ajv-formats'
 import type { FastifySchemaCompiler } from 'fastify'
+import { compileOnce, schemaKey } from './compile-once.ts'
 import { INT64_MESSAGE, isInt64Schema, toInt64 } from './int64.ts'
 
 // ajv-formats is CommonJS; its default export arrives wrapped.
@@ -100,29 +101,11 @@ function createAjv (coerce: boolean) {
   return ajv
 }
 
-/**
- * A key that is the same for schemas of the same content: the spec's
- * routes repeat a few schemas (the Error answer, the id parameter) many
- * times, and each is compiled once. (Bounds are bigints in int64 schemas.)
- */
-export function schemaKey (schema: unknown): string {
-  return JSON.stringify(schema, (_key, value: unknown) => typeof value === 'bigint' ? `${value}n` : value)
-}
-
 /** A validator compiler for one plugin instance: strict bodies, coerced parameters. */
 export function createValidatorCompiler (): FastifySchemaCompiler<unknown> {
   const strict = createAjv(false)
   const coercing = createAjv(true)
-  // (A validator keeps no state between calls: routes can share one.)
-  const compiled = new Map<string, ReturnType<FastifySchemaCompiler<unknown>>>()
-  return ({ schema, httpPart }) => {
-    const body = httpPart === 'body'
-    const key = `${body ? 'body' : 'coerced'} ${schemaKey(schema)}`
-    let validate = compiled.get(key)
-    if (validate === undefined) {
-      validate = (body ? strict : coercing).compile(prepareSchema(schema, !body) as object)
-      compiled.set(key, validate)
-    }
-    return validate
-  }
+  return compileOnce(
+    ({ schema, httpPart }) => `${httpPart === 'body' ? 'body' : 'coerced'} ${schemaKey(schema)}`,
+    ({ schema, httpPart }) => httpPart === 'body' ? strict.compile(prepareSchema(schema) as object) : coercing.compile(prepareSchema(schema, true) as object))
 }

@@ -5,8 +5,9 @@
 //
 // Bounds: at most `concurrency` attempts in flight, at most a quarter of
 // them (SHARE) to one subscription (a quarter of that while requests keep
-// the process busy: deliveries yield to them), and one while its last attempt failed
-// (a hanging or failing receiver holds few of the slots the others need),
+// the process busy: deliveries yield to them), and one while its last
+// attempt failed (a hanging or failing receiver holds few of the slots the
+// others need),
 // as many sockets to one receiver as there may be attempts in flight (so
 // that none waits for a socket, even when subscriptions share a receiver),
 // `timeoutMs` per attempt, RESPONSE_BYTES of an answer read.
@@ -302,7 +303,7 @@ function outcomeOf (statusCode: number): { status?: number, error?: string } {
   return statusCode >= 200 && statusCode < 300 ? { status: statusCode } : { status: statusCode, error: `the receiver answered ${statusCode}` }
 }
 
-/** An attempt that took longer than `timeoutMs`, connecting and queueing included. */
+/** An attempt that took longer than `timeoutMs`, connecting included. */
 class AttemptTimeoutError extends Error {
   override name = 'TimeoutError'
   constructor () {
