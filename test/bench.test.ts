@@ -31,6 +31,8 @@ t.test('npm run bench -- --smoke runs every system and writes its table', async 
   t.match(written, /^\| CPU µs per create, memory store ≤ 1\.10 × bare Fastify's \| ([\d.]+|–) × \| (yes|\*\*no\*\*) \|$/m, 'the targets are reported')
   t.match(written, /^\| durable creates\/s, webhooks on with no subscriber, within 3 % of webhooks off \| ([\d.]+|–) × \| (yes|\*\*no\*\*) \|$/m, 'webhooks on against off')
   t.match(written, /^\| start-up to listening ≤ 400 ms/m)
+  for (const store of ['memory', 'sqlite']) t.match(written, new RegExp(`^\\| RSS after [\\d,]+ creates ≤ 120 MB \\(${store}\\) \\| [\\d,]+ MB \\| (yes|\\*\\*no\\*\\*) \\|$`, 'm'), `RSS, ${store}`)
+  t.match(written, /^For scale, not a target: bare Fastify \+ Map held [\d,]+ MB after the same [\d,]+ creates\.$/m, 'bare Fastify\'s RSS beside them')
   // The scale curve: 1 and 2 workers, with the generator's share stated.
   for (const workers of [1, 2]) {
     t.match(written, new RegExp(`^\\| SQLite \\| ${workers} \\| [\\d,]+ \\| [\\d.]+ \\| \\d+ % \\| \\d+ % \\|$`, 'm'), `SQLite, ${workers} worker(s)`)

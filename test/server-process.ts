@@ -4,6 +4,7 @@ import { spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { createServer } from 'node:net'
 import type { AddressInfo } from 'node:net'
+import { delimiter, dirname } from 'node:path'
 import { setTimeout } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import type { Test } from 'tap'
@@ -28,19 +29,26 @@ export interface RunOptions {
   descriptors?: number
   /** Lead a process group of its own, so that a signal can reach it and its workers at once. */
   group?: boolean
+  /**
+   * Execute the bin itself, as `npm start` and an installed `plant-store`
+   * do: its shebang line picks Node's flags and environment, with this
+   * test's Node first on the PATH. Otherwise it runs on this Node directly.
+   */
+  asBin?: boolean
 }
 
-export function run (env: NodeJS.ProcessEnv, { cwd, args = [], descriptors, group = false }: RunOptions = {}) {
+export function run (env: NodeJS.ProcessEnv, { cwd, args = [], descriptors, group = false, asBin = false }: RunOptions = {}) {
+  const node = asBin ? [] : [process.execPath]
   // The shell sets the limit, then becomes the server (same pid).
   const [command, ...prefix] = descriptors === undefined
-    ? [process.execPath]
-    : ['/bin/sh', '-c', `ulimit -n ${descriptors} && exec "$0" "$@"`, process.execPath]
-  const child = spawn(command!, [...prefix, SERVER, ...args], {
+    ? [...node, SERVER]
+    : ['/bin/sh', '-c', `ulimit -n ${descriptors} && exec "$0" "$@"`, ...node, SERVER]
+  const child = spawn(command!, [...prefix, ...args], {
     cwd,
     detached: group,
     // No overload check unless a test asks: a loaded CI machine stalls
     // processes for a second at times, which would be a 503.
-    env: { PATH: process.env.PATH, PORT: '0', DATABASE_URL: 'memory:', MAX_EVENT_LOOP_DELAY: '0', ...env }
+    env: { PATH: [dirname(process.execPath), process.env.PATH].join(delimiter), PORT: '0', DATABASE_URL: 'memory:', MAX_EVENT_LOOP_DELAY: '0', ...env }
   })
   let stdout = ''
   let stderr = ''

@@ -1,5 +1,9 @@
 // The standalone server as users run it: configuration, tokens, docs, signals.
+import { execFile } from 'node:child_process'
 import { chmodSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs'
+import { delimiter, dirname } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
 import t from 'tap'
 import { call, run, start } from './server-process.ts'
 
@@ -195,4 +199,35 @@ t.test('SIGTERM while a client is still sending its body: a clean exit, not a ti
   t.teardown(() => { clearInterval(drip); socket.destroy() })
   await new Promise((resolve) => setTimeout(resolve, 500))
   t.equal(await server.stop('SIGTERM'), 0, 'exit 0 within the shutdown timeout')
+})
+
+// The bin as `npm start` and an installed `plant-store` run it: executed,
+// its shebang line choosing Node's flags and the malloc tuning. What the
+// bin's Node sees, printed before the server starts. (Not /proc/PID/environ:
+// glibc cuts GLIBC_TUNABLES there in place as it reads it.)
+const BIN = fileURLToPath(new URL('../dist/lib/bin.js', import.meta.url))
+async function launched (env: NodeJS.ProcessEnv = {}) {
+  const show = 'console.log(JSON.stringify({argv:process.execArgv,tunables:process.env.GLIBC_TUNABLES}));process.exit(0)'
+  const { stdout } = await promisify(execFile)(BIN, [], {
+    env: { PATH: [dirname(process.execPath), process.env.PATH].join(delimiter), ...env, NODE_OPTIONS: `--import=data:text/javascript,${encodeURIComponent(show)}` }
+  })
+  return JSON.parse(stdout) as { argv: string[], tunables: string }
+}
+
+t.test('the bin, executed: Node with a small young generation, and large mallocs mapped', async (t) => {
+  const { argv, tunables } = await launched()
+  t.ok(argv.includes('--max-semi-space-size=4'), 'the shebang\'s flag')
+  t.equal(tunables, 'glibc.malloc.mmap_threshold=16384:', 'malloc maps blocks of 16 KiB and more')
+  const server = await start(t, { PLANT_STORE_TOKENS: 'tok', LOG_LEVEL: 'warn' }, { asBin: true })
+  const created = await call(t, `${server.url}/plants`, {
+    method: 'POST', headers: { authorization: 'Bearer tok', 'content-type': 'application/json' }, body: '{"id":1,"name":"Fern"}'
+  }, 'createPlant')
+  t.equal(created.status, 200, 'and the bin so started serves')
+  t.equal(await server.stop('SIGTERM'), 0)
+})
+
+t.test('the bin, executed: a GLIBC_TUNABLES of the caller\'s comes last, so that it wins', async (t) => {
+  // (glibc applies tunables in order: the last setting of one wins.)
+  const { tunables } = await launched({ GLIBC_TUNABLES: 'glibc.malloc.mmap_threshold=131072:glibc.malloc.arena_max=2' })
+  t.equal(tunables, 'glibc.malloc.mmap_threshold=16384:glibc.malloc.mmap_threshold=131072:glibc.malloc.arena_max=2')
 })
