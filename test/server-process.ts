@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url'
 import type { Test } from 'tap'
 import { contractProblems } from './contract.ts'
 
-const SERVER = fileURLToPath(new URL('../dist/lib/bin.js', import.meta.url))
+export const SERVER = fileURLToPath(new URL('../dist/lib/bin.js', import.meta.url))
 
 export interface Running {
   pid: number
@@ -29,26 +29,24 @@ export interface RunOptions {
   descriptors?: number
   /** Lead a process group of its own, so that a signal can reach it and its workers at once. */
   group?: boolean
-  /**
-   * Execute the bin itself, as `npm start` and an installed `plant-store`
-   * do: its shebang line picks Node's flags and environment, with this
-   * test's Node first on the PATH. Otherwise it runs on this Node directly.
-   */
-  asBin?: boolean
 }
 
-export function run (env: NodeJS.ProcessEnv, { cwd, args = [], descriptors, group = false, asBin = false }: RunOptions = {}) {
-  const node = asBin ? [] : [process.execPath]
+/** This test's Node first, for the shebang's `env` to find. */
+export const PATH = [dirname(process.execPath), process.env.PATH].join(delimiter)
+
+// The bin is executed, as `npm start` and an installed `plant-store` do:
+// its shebang line picks Node's flags and environment.
+export function run (env: NodeJS.ProcessEnv, { cwd, args = [], descriptors, group = false }: RunOptions = {}) {
   // The shell sets the limit, then becomes the server (same pid).
   const [command, ...prefix] = descriptors === undefined
-    ? [...node, SERVER]
-    : ['/bin/sh', '-c', `ulimit -n ${descriptors} && exec "$0" "$@"`, ...node, SERVER]
+    ? [SERVER]
+    : ['/bin/sh', '-c', `ulimit -n ${descriptors} && exec "$0" "$@"`, SERVER]
   const child = spawn(command!, [...prefix, ...args], {
     cwd,
     detached: group,
     // No overload check unless a test asks: a loaded CI machine stalls
     // processes for a second at times, which would be a 503.
-    env: { PATH: [dirname(process.execPath), process.env.PATH].join(delimiter), PORT: '0', DATABASE_URL: 'memory:', MAX_EVENT_LOOP_DELAY: '0', ...env }
+    env: { PATH, PORT: '0', DATABASE_URL: 'memory:', MAX_EVENT_LOOP_DELAY: '0', ...env }
   })
   let stdout = ''
   let stderr = ''

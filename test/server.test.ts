@@ -1,11 +1,9 @@
 // The standalone server as users run it: configuration, tokens, docs, signals.
 import { execFile } from 'node:child_process'
 import { chmodSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs'
-import { delimiter, dirname } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import t from 'tap'
-import { call, run, start } from './server-process.ts'
+import { PATH, SERVER, call, run, start } from './server-process.ts'
 
 t.test('out of the box: a generated token, printed once, and a working API', async (t) => {
   const server = await start(t)
@@ -205,11 +203,10 @@ t.test('SIGTERM while a client is still sending its body: a clean exit, not a ti
 // its shebang line choosing Node's flags and the malloc tuning. What the
 // bin's Node sees, printed before the server starts. (Not /proc/PID/environ:
 // glibc cuts GLIBC_TUNABLES there in place as it reads it.)
-const BIN = fileURLToPath(new URL('../dist/lib/bin.js', import.meta.url))
 async function launched (env: NodeJS.ProcessEnv = {}) {
   const show = 'console.log(JSON.stringify({argv:process.execArgv,tunables:process.env.GLIBC_TUNABLES}));process.exit(0)'
-  const { stdout } = await promisify(execFile)(BIN, [], {
-    env: { PATH: [dirname(process.execPath), process.env.PATH].join(delimiter), ...env, NODE_OPTIONS: `--import=data:text/javascript,${encodeURIComponent(show)}` }
+  const { stdout } = await promisify(execFile)(SERVER, [], {
+    env: { PATH, ...env, NODE_OPTIONS: `--import=data:text/javascript,${encodeURIComponent(show)}` }
   })
   return JSON.parse(stdout) as { argv: string[], tunables: string }
 }
@@ -218,7 +215,7 @@ t.test('the bin, executed: Node with a small young generation, and large mallocs
   const { argv, tunables } = await launched()
   t.ok(argv.includes('--max-semi-space-size=4'), 'the shebang\'s flag')
   t.equal(tunables, 'glibc.malloc.mmap_threshold=16384:', 'malloc maps blocks of 16 KiB and more')
-  const server = await start(t, { PLANT_STORE_TOKENS: 'tok', LOG_LEVEL: 'warn' }, { asBin: true })
+  const server = await start(t, { PLANT_STORE_TOKENS: 'tok', LOG_LEVEL: 'warn' })
   const created = await call(t, `${server.url}/plants`, {
     method: 'POST', headers: { authorization: 'Bearer tok', 'content-type': 'application/json' }, body: '{"id":1,"name":"Fern"}'
   }, 'createPlant')
