@@ -1,11 +1,7 @@
-#!/usr/bin/env -S GLIBC_TUNABLES=glibc.malloc.mmap_threshold=16384:${GLIBC_TUNABLES} node --max-semi-space-size=4
+#!/usr/bin/env -S node --max-semi-space-size=4
 // (A smaller young generation than V8's default keeps the resident memory
-// of a busy server near its live data; throughput is unchanged. glibc's
-// malloc, left to itself, grows its per-thread arenas for blocks up to
-// 32 MB and keeps what it freed: V8's helper threads grew them by 10-20 MB
-// under load. Past 16 KiB a block is mapped and unmapped instead, at the
-// price of more of those calls at start-up. A GLIBC_TUNABLES of the
-// caller's comes after ours, so theirs wins; other C libraries ignore it.)
+// of a busy server near its live data; throughput is unchanged. No malloc
+// setting here: README, Memory, says why.)
 // `plant-store`, the command: on a Node.js release it cannot run on, it
 // says so in one line; otherwise it runs the server. (The server's own
 // imports would fail before any check of theirs could run.)
