@@ -12,6 +12,7 @@ import { Worker } from 'node:worker_threads'
 import type { FastifyBaseLogger } from 'fastify'
 import { DatabasePathError, StoreUnavailableError } from '../errors.ts'
 import { FILE_REPLACED, FILE_REPLACED_MESSAGE, FileIdentity, configureSqlite, needsNewConnection, unavailableReason } from './sqlite-schema.ts'
+import { LIMIT_PARAMETER } from './sqlite-limit.ts'
 import { OTHER_RESULT, OUTCOMES, WRITER_URL, isWriterThread, writerData } from './sqlite-writer.ts'
 import type { BatchReply, OtherWrite, Write, WriteBatch, WriteError, WriteResult, WriterMessage } from './sqlite-writer.ts'
 import { webhookReads } from './sqlite-webhooks.ts'
@@ -297,8 +298,8 @@ export class SqliteStore implements PlantStorage {
         begin: db.prepare('BEGIN'),
         commit: db.prepare('COMMIT'),
         get: prepareRows('SELECT id, name, tag FROM plants WHERE id = ?'),
-        list: prepareRows('SELECT id, name, tag FROM plants ORDER BY id LIMIT ?'),
-        listAfter: prepareRows('SELECT id, name, tag FROM plants WHERE id > ? ORDER BY id LIMIT ?'),
+        list: prepareRows(`SELECT id, name, tag FROM plants ORDER BY id ${LIMIT_PARAMETER}`),
+        listAfter: prepareRows(`SELECT id, name, tag FROM plants WHERE id > ? ORDER BY id ${LIMIT_PARAMETER}`),
         webhooks: webhookReads(prepare)
       }
     } catch (err) {

@@ -2,6 +2,7 @@
 // (every change, in the writer's transactions, so that a plant and its
 // deliveries commit together) and for the reading connection.
 import type { SQLInputValue, StatementSync } from 'node:sqlite'
+import { LIMIT_PARAMETER } from './sqlite-limit.ts'
 import { BACKLOG_SQL, DELIVERY_COLUMNS, allowance, backlogOf, deliveryOf, earliest, subscriptionOf } from './webhook-storage.ts'
 import type { AttemptOutcome, Backlog, ClaimOptions, DeliveryRecord, DeliveryRow, DueDelivery, Subscription, SubscriptionRow } from './webhook-storage.ts'
 
@@ -71,7 +72,7 @@ export function webhookWrites (prepare: Prepare) {
   // range, however long its backlog.
   const subscriptions = prepare('SELECT seq, id, url, secret FROM webhook_subscriptions ORDER BY seq')
   const anySubscription = prepare('SELECT EXISTS (SELECT 1 FROM webhook_subscriptions) AS found')
-  const due = prepare(`SELECT seq, payload, attempts, next_attempt_at, traceparent FROM webhook_deliveries WHERE ${DUE} ORDER BY next_attempt_at, seq LIMIT ?`)
+  const due = prepare(`SELECT seq, payload, attempts, next_attempt_at, traceparent FROM webhook_deliveries WHERE ${DUE} ORDER BY next_attempt_at, seq ${LIMIT_PARAMETER}`)
   const lease = prepare('UPDATE webhook_deliveries SET lease_until = ? WHERE seq = ?')
   const delivered = prepare(`UPDATE webhook_deliveries SET status = 'delivered', attempts = attempts + 1, last_status = ?,
     last_error = NULL, delivered_at = ?, next_attempt_at = NULL, lease_until = NULL WHERE seq = ? AND status = 'pending'`)
@@ -148,7 +149,7 @@ export function webhookReads (prepare: Prepare) {
   const one = prepare('SELECT id, url, description, secret, created_at FROM webhook_subscriptions WHERE id = ?')
   const backlog = prepare(BACKLOG_SQL)
   const page = prepare(`SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries
-    WHERE subscription_seq = (SELECT seq FROM webhook_subscriptions WHERE id = ?) AND seq > ? ORDER BY seq LIMIT ?`)
+    WHERE subscription_seq = (SELECT seq FROM webhook_subscriptions WHERE id = ?) AND seq > ? ORDER BY seq ${LIMIT_PARAMETER}`)
   return {
     subscriptions: (): Subscription[] => (all.all() as unknown as SubscriptionRow[]).map(subscriptionOf),
     /** Whether a claim would find anything: most find nothing, and need not trouble the writer. */
