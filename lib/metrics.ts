@@ -64,6 +64,7 @@ export class PlantStoreMetrics {
   readonly #authLimitErrors: Counter
   readonly #storeDurations: LabelledHistogram
   readonly #commits: CounterSeries
+  readonly #unsyncedCommits: CounterSeries
   readonly #commitRows: HistogramSeries
   readonly #commitDurations: HistogramSeries
   readonly #deliveries: Counter<'outcome'>
@@ -79,7 +80,8 @@ export class PlantStoreMetrics {
     this.#authThrottled = this.#own(new Counter({ name: 'plant_store_auth_throttled_total', help: 'Requests refused 429: their client address failed authentication too often', registers }))
     this.#authLimitErrors = this.#own(new Counter({ name: 'plant_store_auth_limit_errors_total', help: 'Failed authentications the limit could not count (its store, Redis, did not answer): the limit failed open', registers }))
     this.#storeDurations = this.#own(new LabelledHistogram({ name: 'plant_store_store_operation_duration_seconds', help: 'Duration of store operations, by store and operation', buckets: LATENCY_BUCKETS, registers }))
-    this.#commits = this.#own(new LabelledCounter({ name: 'plant_store_sqlite_commits_total', help: 'SQLite write transactions (each one fsync)', registers })).series('', {})
+    this.#commits = this.#own(new LabelledCounter({ name: 'plant_store_sqlite_commits_total', help: 'SQLite write transactions (each one fsync, but those of plant_store_sqlite_unsynced_commits_total)', registers })).series('', {})
+    this.#unsyncedCommits = this.#own(new LabelledCounter({ name: 'plant_store_sqlite_unsynced_commits_total', help: 'SQLite write transactions of webhook bookkeeping alone (claims, attempt records), not waited for on the disk: the next fsync carries them', registers })).series('', {})
     this.#commitRows = this.#own(new LabelledHistogram({ name: 'plant_store_sqlite_commit_writes', help: 'Writes per SQLite transaction (group commit)', buckets: ROWS_BUCKETS, registers })).series('', {})
     this.#commitDurations = this.#own(new LabelledHistogram({ name: 'plant_store_sqlite_commit_duration_seconds', help: 'Duration of SQLite write transactions, fsync included', buckets: LATENCY_BUCKETS, registers })).series('', {})
     this.#deliveries = this.#own(new Counter({ name: 'plant_store_webhook_attempts_total', help: 'Webhook delivery attempts by outcome: `delivered`, `retry` (failed, another attempt is due later) or `failed` (the last attempt failed)', labelNames: ['outcome'], registers }))
@@ -111,8 +113,9 @@ export class PlantStoreMetrics {
 
   /** What a SQLite store opened for the plugin reports its commits to. */
   readonly commits: StoreObserver = {
-    commit: (writes, seconds) => {
+    commit: (writes, seconds, synced) => {
       this.#commits.value++
+      if (!synced) this.#unsyncedCommits.value++
       this.#commitRows.observe(writes)
       this.#commitDurations.observe(seconds)
     }

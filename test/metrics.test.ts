@@ -144,6 +144,7 @@ t.test('SQLite: commits, writes per commit and commit time', async (t) => {
   t.ok(commits >= 1 && commits <= 20, `${commits} commits for 20 creates`)
   t.equal(sample(text, 'plant_store_sqlite_commit_writes_sum'), 20, 'every write in some commit')
   t.equal(sample(text, 'plant_store_sqlite_commit_duration_seconds_count'), commits)
+  t.equal(sample(text, 'plant_store_sqlite_unsynced_commits_total'), 0, 'every commit of creates waited for the disk')
   t.equal(sample(text, 'plant_store_store_operation_duration_seconds_count{store="sqlite",operation="create"}'), 20)
 })
 

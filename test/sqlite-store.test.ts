@@ -101,6 +101,43 @@ t.test('creates and subscription changes of one transaction see each other in or
   t.same(db.prepare('SELECT count(*) AS n FROM webhook_deliveries').get(), { n: 1 }, 'none for the unsubscribed one either')
 })
 
+t.test('the outbox\'s bookkeeping alone commits without waiting for the disk; every other write waits for it', async (t) => {
+  // Losing the last claims and attempt records to a power cut only makes a
+  // delivery be attempted again; a create, delete, subscription change or
+  // retry is on the disk before it is answered.
+  const synced: boolean[] = []
+  const store = await SqliteStore.open(join(t.testdir(), 'plants.db'), { observer: { commit: (_writes, _seconds, sync) => { synced.push(sync) } } })
+  t.teardown(() => store.close())
+  const webhooks = store.webhooks
+  const sub = { id: `sub_${'1'.repeat(32)}`, url: 'http://127.0.0.1:9/', secret: `whsec_${'A'.repeat(32)}`, createdAt: new Date().toISOString() }
+  const claim = () => {
+    const now = Date.now() + 1
+    return webhooks.claim({ now, limit: 10, perSubscription: 10, inFlight: {}, leaseUntil: now + 60_000 })
+  }
+  const commits = async <T>(what: string, expected: boolean[], write: () => Promise<T>): Promise<T> => {
+    synced.length = 0
+    const result = await write()
+    t.same(synced, expected, what)
+    return result
+  }
+  await commits('a subscription: synced', [true], () => webhooks.subscribe(sub, 10))
+  await commits('a create and its delivery: synced', [true], () => store.create({ id: 1n, name: 'p1' }))
+  const [first] = await commits('a claim: not synced', [false], claim)
+  await commits('a failed attempt\'s record: not synced', [false], () => webhooks.record([{ seq: first!.seq, delivered: false, error: 'refused', nextAttemptAt: Date.now() }]))
+  const [again] = await commits('the next claim: not synced', [false], claim)
+  await commits('a release: not synced', [false], () => webhooks.release([again!.seq]))
+  const [third] = await claim()
+  // (In one turn: one transaction, which a create makes synced.)
+  await commits('a record beside a create: synced', [true], () => Promise.all([
+    webhooks.record([{ seq: third!.seq, delivered: true, status: 204, at: Date.now() }]),
+    store.create({ id: 2n, name: 'p2' })
+  ]))
+  await commits('a retry: synced', [true], () => webhooks.retry(sub.id, third!.seq, Date.now()))
+  await commits('a delete: synced', [true], () => store.delete(2n))
+  await commits('an unsubscription: synced', [true], () => webhooks.unsubscribe(sub.id))
+  t.same(await store.get(1n), { id: 1n, name: 'p1' })
+})
+
 t.test('a create whose deliveries cannot be written is not kept, even when the subscription lookup fails', async (t) => {
   const path = join(t.testdir(), 'plants.db')
   const store = await SqliteStore.open(path)

@@ -54,8 +54,12 @@ export interface WriteTiming {
 
 /** What a store reports beyond its operations' durations (metrics): SQLite, its commits. */
 export interface StoreObserver {
-  /** A transaction of `writes` writes committed (or failed) after `seconds`. */
-  commit (writes: number, seconds: number): void
+  /**
+   * A transaction of `writes` writes committed (or failed) after `seconds`;
+   * `synced` false: webhook bookkeeping alone, not waited for on the disk
+   * (BOOKKEEPING in webhook-storage.ts).
+   */
+  commit (writes: number, seconds: number, synced: boolean): void
 }
 
 /** Connection counts of a PostgreSQL pool (metrics). */

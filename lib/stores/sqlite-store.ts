@@ -184,7 +184,7 @@ export class SqliteStore implements PlantStorage {
           fail(toStoreError(message.error))
         } else {
           this.#sending = false
-          this.#observer?.commit(message.replies.reduce((writes, reply) => writes + reply.codes.length, 0), message.seconds)
+          this.#observer?.commit(message.replies.reduce((writes, reply) => writes + reply.codes.length, 0), message.seconds, message.synced)
           this.#settle(message.replies, message.seconds)
           this.#send(worker)
         }

@@ -16,7 +16,7 @@ import { FILE_REPLACED, FILE_REPLACED_MESSAGE, FileIdentity, configureSqlite, mi
 import { outcomeOver } from './plant-storage.ts'
 import { webhookWrites } from './sqlite-webhooks.ts'
 import type { WebhookWrite, WebhookWrites } from './sqlite-webhooks.ts'
-import { newPlantPayload } from './webhook-storage.ts'
+import { BOOKKEEPING, newPlantPayload } from './webhook-storage.ts'
 import type { CreateOutcome, PlantContent, StoredPlant } from './plant-storage.ts'
 
 export type Write = { op: 'create', plant: StoredPlant, now: number, traceparent?: string } | { op: 'delete', id: bigint } | WebhookWrite
@@ -66,7 +66,7 @@ export interface BatchReply {
 export type WriterMessage =
   | { type: 'ready' }
   | { type: 'failed', error: WriteError }
-  | { type: 'written', replies: BatchReply[], seconds: number }
+  | { type: 'written', replies: BatchReply[], seconds: number, synced: boolean }
 
 const ROLE = 'plant-store:sqlite-writer'
 
@@ -85,6 +85,11 @@ export function writerData (path: string): WriterData {
 /** Whether this thread is a writer: a store opened here was bundled into the writer's chunk. */
 export function isWriterThread (): boolean {
   return !isMainThread && (workerData as WriterData | undefined)?.role === ROLE
+}
+
+/** Whether a batch must be on the disk before it is answered: any write but the outbox's bookkeeping. */
+function mustSync ({ creates, others }: WriteBatch): boolean {
+  return creates.includes(1) || others.some((write) => write.op !== 'webhooks' || !BOOKKEEPING.has(write.name))
 }
 
 function describe (err: unknown): WriteError {
@@ -132,6 +137,11 @@ async function serve (port: MessagePort, path: string): Promise<void> {
   // again after a subscription change in it. (Other processes cannot change
   // them meanwhile: the transaction holds the write lock.)
   let subscribed: boolean | undefined
+  // The connection's PRAGMA synchronous: FULL (configureSqlite), or NORMAL
+  // for a transaction of bookkeeping alone, which WAL then writes without an
+  // fsync; the next FULL commit's fsync (or a checkpoint's) carries it to
+  // the disk with its own.
+  let synchronous = true
 
   function create (plant: StoredPlant, now: number, traceparent: string | undefined): CreateOutcome {
     if (Number(insert.run(plant.id, plant.name, plant.tag ?? null).changes) === 0) {
@@ -186,7 +196,7 @@ async function serve (port: MessagePort, path: string): Promise<void> {
   // (a constraint, a value the database refuses) leaves the transaction
   // open: SQLite undoes just that statement, and the others commit. An error
   // that ends the transaction (disk full, I/O) fails every write of it.
-  function commit (batches: WriteBatch[]): BatchReply[] {
+  function commit (batches: WriteBatch[], sync: boolean): BatchReply[] {
     const replies = batches.map((batch) => ({ codes: new Uint8Array(batch.creates.length), results: [], errors: [] } as BatchReply))
     const failAll = (error: WriteError) => {
       for (const reply of replies) {
@@ -198,6 +208,10 @@ async function serve (port: MessagePort, path: string): Promise<void> {
     }
     if (!file.unchanged()) return failAll({ message: FILE_REPLACED_MESSAGE, errcode: FILE_REPLACED })
     try {
+      if (sync !== synchronous) {
+        db.exec(`PRAGMA synchronous = ${sync ? 'FULL' : 'NORMAL'}`)
+        synchronous = sync
+      }
       db.exec('BEGIN IMMEDIATE')
       subscribed = undefined
       batches.forEach((batch, i) => apply(batch, replies[i]!))
@@ -216,8 +230,9 @@ async function serve (port: MessagePort, path: string): Promise<void> {
     if (batches.length === 0) return
     queue = []
     const start = performance.now()
-    const replies = commit(batches)
-    port.postMessage({ type: 'written', replies, seconds: (performance.now() - start) / 1000 } satisfies WriterMessage)
+    const synced = batches.some(mustSync)
+    const replies = commit(batches, synced)
+    port.postMessage({ type: 'written', replies, seconds: (performance.now() - start) / 1000, synced } satisfies WriterMessage)
     // A connection opened read-only, or whose file went away, stays so: the
     // store starts a new writer for the next write, which sees the fix.
     if (replies.some((reply) => reply.errors.some((error) => needsNewConnection(error.errcode)))) {

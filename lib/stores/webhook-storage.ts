@@ -92,6 +92,16 @@ export interface WebhookStorage {
   backlog (): Promise<Backlog>
 }
 
+/**
+ * The outbox's bookkeeping: claims, attempt records and releases. Losing
+ * the last of them (a power cut, a kernel crash) only makes a delivery be
+ * attempted again, as losing the process after an attempt does: at least
+ * once still holds. So a store need not wait for the disk to commit a
+ * transaction of these alone; every other write is on the disk before it is
+ * answered.
+ */
+export const BOOKKEEPING: ReadonlySet<string> = new Set<keyof WebhookStorage>(['claim', 'record', 'release'])
+
 /** Pending deliveries a backlog read counts at most: the count costs one index entry each. */
 export const BACKLOG_COUNT_LIMIT = 100_000
 
