@@ -418,6 +418,8 @@ type WriteCall = <Name extends keyof WebhookWrites>(name: Name, ...args: Paramet
 class SqliteWebhooks implements WebhookStorage {
   readonly #write: WriteCall
   readonly #read: <T>(query: (reads: WebhookReads) => T) => T
+  // The last claim found deliveries.
+  #claimsFound = false
 
   constructor (write: WriteCall, read: <T>(query: (reads: WebhookReads) => T) => T) {
     this.#write = write
@@ -451,9 +453,12 @@ class SqliteWebhooks implements WebhookStorage {
   async claim (options: ClaimOptions): Promise<DueDelivery[]> {
     // Most claims find nothing to do (no subscription, or every one at its
     // allowance): they are answered here, on the reading connection, rather
-    // than as a transaction in the writer's queue.
-    if (!this.#read((reads) => reads.anyDue(options))) return []
-    return await this.#write('claim', options) as DueDelivery[]
+    // than as a transaction in the writer's queue. While claims keep finding
+    // deliveries (a backlog), the next goes to the writer at once.
+    if (!this.#claimsFound && !this.#read((reads) => reads.anyDue(options))) return []
+    const claimed = await this.#write('claim', options) as DueDelivery[]
+    this.#claimsFound = claimed.length > 0
+    return claimed
   }
 
   async record (outcomes: readonly AttemptOutcome[]): Promise<void> {
