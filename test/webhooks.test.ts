@@ -5,6 +5,7 @@
 // as a receiver would.
 import { once } from 'node:events'
 import { createServer } from 'node:http'
+import type { ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { setTimeout } from 'node:timers/promises'
 import Fastify from 'fastify'
@@ -354,6 +355,35 @@ t.test('three hanging receivers leave room for a healthy one from the start', as
   for (let i = 1; i <= 10; i++) await create(app, `{"id":${i},"name":"p${i}"}`)
   await healthy.waitFor(10, 4000)
   t.ok(Date.now() - started < 4000, `the healthy receiver had all 10 in ${Date.now() - started} ms, before the others' 5 s timeout`)
+})
+
+t.test('attempts that end in one turn are recorded in one write', async (t) => {
+  // (A SQLite writer then commits them, and the claim that follows, in one transaction.)
+  const storage = new MemoryWebhooks()
+  const recorded: number[] = []
+  const record = storage.record.bind(storage)
+  storage.record = async (outcomes) => {
+    recorded.push(outcomes.length)
+    return record(outcomes)
+  }
+  // A receiver that answers the four at once, when all four have arrived.
+  const held: ServerResponse[] = []
+  const server = createServer((request, response) => {
+    request.resume().on('end', () => {
+      if (held.push(response) === 4) for (const each of held) each.writeHead(204).end()
+    })
+  }).listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  t.teardown(() => new Promise((resolve) => server.close(resolve)))
+  const id = `sub_${'3'.repeat(32)}`
+  await storage.subscribe({ id, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, secret: `whsec_${'A'.repeat(32)}`, createdAt: new Date().toISOString() }, 100)
+  for (let i = 1; i <= 4; i++) storage.enqueue(BigInt(i), `{"id":${i},"name":"p"}`, Date.now())
+  const dispatcher = new WebhookDispatcher(storage, { ...FAST, concurrency: 16 }, Fastify().log)
+  dispatcher.start()
+  t.teardown(() => dispatcher.stop())
+  await until(() => recorded.length > 0, 'a record')
+  t.same(recorded, [4], 'one record of the four outcomes')
+  t.same((await storage.deliveries(id, { limit: 10 }))!.map(({ status }) => status), ['delivered', 'delivered', 'delivered', 'delivered'])
 })
 
 t.test('a store that cannot be claimed from is logged once per outage, not once a poll', async (t) => {

@@ -68,6 +68,8 @@ export class WebhookDispatcher {
   readonly #failing = new Set<string>()
   readonly #attempts = new Set<Promise<void>>()
   readonly #records = new Set<Promise<void>>()
+  // Outcomes of attempts that ended in this turn, recorded at its end.
+  #outcomes: AttemptOutcome[] = []
   readonly #stopping = new AbortController()
   // Each attempt's own abort: its deadline, or the stop.
   readonly #sending = new Set<AbortController>()
@@ -244,13 +246,21 @@ export class WebhookDispatcher {
           error: result.error.slice(0, ERROR_LENGTH),
           ...(attempts < this.#options.maxAttempts && { nextAttemptAt: now + retryDelay(attempts, this.#options.retryBaseMs) })
         }
-    // Not awaited: the slot frees now, and the claim that follows goes to
-    // the store in the same turn, so that a SQLite writer commits both in
-    // one transaction (one fsync per delivery, not two). The record comes
-    // first in that transaction. A record that fails leaves the claim to
-    // lapse: the delivery is attempted again, at least once holds.
-    const recorded = this.#storage.record([outcome])
-      .catch((err: Error) => this.#log.warn({ err, delivery: deliveryId(delivery.seq) }, 'a webhook attempt could not be recorded'))
+    // Not awaited: the slot frees now. The attempts that end in one turn
+    // are recorded together at its end, and the claim that follows goes to
+    // the store in that same turn, so that a SQLite writer commits them in
+    // one transaction, the records first.
+    if (this.#outcomes.push(outcome) === 1) setImmediate(() => this.#record())
+  }
+
+  // A record that fails leaves the claims to lapse: the deliveries are
+  // attempted again, at least once holds.
+  #record (): void {
+    const outcomes = this.#outcomes
+    if (outcomes.length === 0) return
+    this.#outcomes = []
+    const recorded = this.#storage.record(outcomes)
+      .catch((err: Error) => this.#log.warn({ err, deliveries: outcomes.map((outcome) => deliveryId(outcome.seq)) }, 'webhook attempts could not be recorded'))
       .finally(() => this.#records.delete(recorded))
     this.#records.add(recorded)
   }
@@ -291,6 +301,7 @@ export class WebhookDispatcher {
     this.#stopping.abort()
     for (const abort of this.#sending) abort.abort(this.#stopping.signal.reason)
     await Promise.allSettled([...this.#attempts])
+    this.#record()
     await Promise.allSettled([...this.#records])
     if (this.#client !== undefined) await (await this.#client).agent.close()
   }
