@@ -83,7 +83,7 @@ export class PlantStoreMetrics {
     this.#commits = this.#own(new LabelledCounter({ name: 'plant_store_sqlite_commits_total', help: 'SQLite write transactions (each one fsync, but those of plant_store_sqlite_unsynced_commits_total)', registers })).series('', {})
     this.#unsyncedCommits = this.#own(new LabelledCounter({ name: 'plant_store_sqlite_unsynced_commits_total', help: 'SQLite write transactions of webhook bookkeeping alone (claims, attempt records), not waited for on the disk: the next fsync carries them', registers })).series('', {})
     this.#commitRows = this.#own(new LabelledHistogram({ name: 'plant_store_sqlite_commit_writes', help: 'Writes per SQLite transaction (group commit)', buckets: ROWS_BUCKETS, registers })).series('', {})
-    this.#commitDurations = this.#own(new LabelledHistogram({ name: 'plant_store_sqlite_commit_duration_seconds', help: 'Duration of SQLite write transactions, fsync included', buckets: LATENCY_BUCKETS, registers })).series('', {})
+    this.#commitDurations = this.#own(new LabelledHistogram({ name: 'plant_store_sqlite_commit_duration_seconds', help: 'Duration of SQLite write transactions, the fsync included for those that wait for one', buckets: LATENCY_BUCKETS, registers })).series('', {})
     this.#deliveries = this.#own(new Counter({ name: 'plant_store_webhook_attempts_total', help: 'Webhook delivery attempts by outcome: `delivered`, `retry` (failed, another attempt is due later) or `failed` (the last attempt failed)', labelNames: ['outcome'], registers }))
     if (this.#ownRegistry) processRegistry()
   }

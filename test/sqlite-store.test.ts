@@ -20,7 +20,7 @@ t.test('the file and its directory are created; plants survive a reopen', async 
   t.same(await second.get(9007199254740993n), { id: 9007199254740993n, name: 'Fern', tag: 'green' })
 })
 
-t.test('durable settings: WAL and synchronous=FULL, schema version recorded', async (t) => {
+t.test('durable settings: WAL, schema version recorded', async (t) => {
   const path = join(t.testdir(), 'plants.db')
   const store = await SqliteStore.open(path)
   t.teardown(() => store.close())
@@ -104,7 +104,8 @@ t.test('creates and subscription changes of one transaction see each other in or
 t.test('the outbox\'s bookkeeping alone commits without waiting for the disk; every other write waits for it', async (t) => {
   // Losing the last claims and attempt records to a power cut only makes a
   // delivery be attempted again; a create, delete, subscription change or
-  // retry is on the disk before it is answered.
+  // retry is on the disk before it is answered. (What the writer reports is
+  // the connection's level as read back from SQLite.)
   const synced: boolean[] = []
   const store = await SqliteStore.open(join(t.testdir(), 'plants.db'), { observer: { commit: (_writes, _seconds, sync) => { synced.push(sync) } } })
   t.teardown(() => store.close())

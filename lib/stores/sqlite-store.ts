@@ -456,6 +456,7 @@ class SqliteWebhooks implements WebhookStorage {
     // than as a transaction in the writer's queue. While claims keep finding
     // deliveries (a backlog), the next goes to the writer at once.
     if (!this.#claimsFound && !this.#read((reads) => reads.anyDue(options))) return []
+    this.#claimsFound = false
     const claimed = await this.#write('claim', options) as DueDelivery[]
     this.#claimsFound = claimed.length > 0
     return claimed

@@ -9,6 +9,7 @@
 // loaded: a bundler must split at the store's dynamic import (Rollup and
 // webpack do; esbuild with --splitting), so that the worker loads the
 // store's chunk and not the host app.
+import { closeSync, fsyncSync, openSync } from 'node:fs'
 import { DatabaseSync } from 'node:sqlite'
 import { isMainThread, parentPort, workerData } from 'node:worker_threads'
 import type { MessagePort } from 'node:worker_threads'
@@ -92,6 +93,19 @@ function mustSync ({ creates, others }: WriteBatch): boolean {
   return creates.includes(1) || others.some((write) => write.op !== 'webhooks' || !BOOKKEEPING.has(write.name))
 }
 
+function syncWal (path: string): void {
+  try {
+    const fd = openSync(`${path}-wal`, 'r')
+    try {
+      fsyncSync(fd)
+    } finally {
+      closeSync(fd)
+    }
+  } catch {
+    // No log to sync.
+  }
+}
+
 function describe (err: unknown): WriteError {
   const { message, errcode } = err as WriteError
   return { message, errcode }
@@ -122,6 +136,12 @@ async function serve (port: MessagePort, path: string): Promise<void> {
     statement.setReadBigInts(true)
     return statement
   }
+  // The connection's safety level as SQLite has it, FULL being 2. (Prepared
+  // each time: a prepared PRAGMA may answer the level it was prepared at.)
+  const fullSync = () => (db.prepare('PRAGMA synchronous').get() as { synchronous: number }).synchronous >= 2
+  // Bookkeeping may go without an fsync only in WAL mode, where a later
+  // fsync carries it and a lost tail costs nothing but that tail.
+  const wal = (db.prepare('PRAGMA journal_mode').get() as { journal_mode: string }).journal_mode === 'wal'
   const insert = prepare('INSERT INTO plants (id, name, tag) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING')
   const select = prepare('SELECT name, tag FROM plants WHERE id = ?')
   const remove = prepare('DELETE FROM plants WHERE id = ?')
@@ -137,10 +157,10 @@ async function serve (port: MessagePort, path: string): Promise<void> {
   // again after a subscription change in it. (Other processes cannot change
   // them meanwhile: the transaction holds the write lock.)
   let subscribed: boolean | undefined
-  // The connection's PRAGMA synchronous: FULL (configureSqlite), or NORMAL
-  // for a transaction of bookkeeping alone, which WAL then writes without an
-  // fsync; the next FULL commit's fsync (or a checkpoint's) carries it to
-  // the disk with its own.
+  // Whether the connection is at PRAGMA synchronous FULL (configureSqlite),
+  // as read back from SQLite; NORMAL for a transaction of bookkeeping
+  // alone, which WAL then writes without an fsync: the next synced commit's
+  // fsync (or a checkpoint's) carries it to the disk with its own.
   let synchronous = true
 
   function create (plant: StoredPlant, now: number, traceparent: string | undefined): CreateOutcome {
@@ -210,7 +230,9 @@ async function serve (port: MessagePort, path: string): Promise<void> {
     try {
       if (sync !== synchronous) {
         db.exec(`PRAGMA synchronous = ${sync ? 'FULL' : 'NORMAL'}`)
-        synchronous = sync
+        synchronous = fullSync()
+        // (Never a write that must reach the disk without its fsync.)
+        if (sync && !synchronous) throw new Error('PRAGMA synchronous = FULL did not take')
       }
       db.exec('BEGIN IMMEDIATE')
       subscribed = undefined
@@ -230,9 +252,8 @@ async function serve (port: MessagePort, path: string): Promise<void> {
     if (batches.length === 0) return
     queue = []
     const start = performance.now()
-    const synced = batches.some(mustSync)
-    const replies = commit(batches, synced)
-    port.postMessage({ type: 'written', replies, seconds: (performance.now() - start) / 1000, synced } satisfies WriterMessage)
+    const replies = commit(batches, !wal || batches.some(mustSync))
+    port.postMessage({ type: 'written', replies, seconds: (performance.now() - start) / 1000, synced: synchronous } satisfies WriterMessage)
     // A connection opened read-only, or whose file went away, stays so: the
     // store starts a new writer for the next write, which sees the fix.
     if (replies.some((reply) => reply.errors.some((error) => needsNewConnection(error.errcode)))) {
@@ -244,6 +265,9 @@ async function serve (port: MessagePort, path: string): Promise<void> {
   port.on('message', (batch: WriteBatch | 'close') => {
     if (batch === 'close') {
       flush()
+      // A clean stop leaves nothing unsynced: the reading connection may
+      // still be open, so closing this one is no checkpoint.
+      if (!synchronous) syncWal(path)
       db.close()
       port.close()
       return

@@ -249,18 +249,20 @@ export class WebhookDispatcher {
     // Not awaited: the slot frees now. The attempts that end in one turn
     // are recorded together at its end, and the claim that follows goes to
     // the store in that same turn, so that a SQLite writer commits them in
-    // one transaction, the records first.
+    // one transaction. (Before or after the records: the deliveries just
+    // attempted stay leased until recorded, so no claim takes them.)
     if (this.#outcomes.push(outcome) === 1) setImmediate(() => this.#record())
   }
 
-  // A record that fails leaves the claims to lapse: the deliveries are
-  // attempted again, at least once holds.
+  // A record that fails, wholly or in part, leaves the claims of what it
+  // did not record to lapse: those deliveries are attempted again, at least
+  // once holds.
   #record (): void {
     const outcomes = this.#outcomes
     if (outcomes.length === 0) return
     this.#outcomes = []
     const recorded = this.#storage.record(outcomes)
-      .catch((err: Error) => this.#log.warn({ err, deliveries: outcomes.map((outcome) => deliveryId(outcome.seq)) }, 'webhook attempts could not be recorded'))
+      .catch((err: Error) => this.#log.warn({ err, deliveries: outcomes.map((outcome) => deliveryId(outcome.seq)) }, 'webhook attempts could not all be recorded; those not recorded will be attempted again'))
       .finally(() => this.#records.delete(recorded))
     this.#records.add(recorded)
   }
