@@ -3,8 +3,7 @@
 /**
  * A LIMIT given as a parameter. SQLite plans with the value bound to a bare
  * `LIMIT ?`, so each call that binds it (node:sqlite binds on every call)
- * prepares the statement again: about 6 µs for a page of plants, 20 µs for
- * a claim's query. A subquery's value the planner does not read; the plan
- * is the same.
+ * prepares the statement again. A subquery's value the planner does not
+ * read; the plan is the same.
  */
 export const LIMIT_PARAMETER = 'LIMIT (SELECT ?)'
