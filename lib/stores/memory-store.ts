@@ -1,3 +1,4 @@
+import sortedBtree from 'sorted-btree'
 import { outcomeOver, plantOf } from './plant-storage.ts'
 import type { CreateOutcome, ListOptions, PlantStorage, StoredPlant } from './plant-storage.ts'
 import { MemoryWebhooks } from './memory-webhooks.ts'
@@ -10,26 +11,18 @@ function key (id: bigint): number | bigint {
   return id >= -MAX_SAFE && id <= MAX_SAFE ? Number(id) : id
 }
 
+// (CommonJS: its class arrives as the default export's `default`.)
+const BTree = sortedBtree.default
+const compareIds = (a: bigint, b: bigint): number => a < b ? -1 : a > b ? 1 : 0
+
 /** Keeps plants in the process: fast, and gone when the process ends. */
 export class MemoryStore implements PlantStorage {
   readonly #plants = new Map<number | bigint, StoredPlant>()
-  // The ids in ascending order, so that a page costs a binary search and a
-  // slice rather than a sort of every id.
-  readonly #ids: bigint[] = []
+  // The ids in ascending order (a B+ tree: an id inserted anywhere costs
+  // O(log n), as a sorted array's insert in the middle would not), so that
+  // a page is a walk from its first id rather than a sort of every id.
+  readonly #ids = new BTree<bigint, undefined>(undefined, compareIds)
   readonly webhooks = new MemoryWebhooks()
-
-  // The index of the first id greater than `id` (or equal, when `inclusive`).
-  #position (id: bigint, inclusive: boolean): number {
-    let low = 0
-    let high = this.#ids.length
-    while (low < high) {
-      const middle = (low + high) >>> 1
-      const current = this.#ids[middle]!
-      if (current < id || (!inclusive && current === id)) low = middle + 1
-      else high = middle
-    }
-    return low
-  }
 
   async create (plant: StoredPlant, traceparent?: string): Promise<CreateOutcome> {
     const existing = this.#plants.get(key(plant.id))
@@ -37,10 +30,7 @@ export class MemoryStore implements PlantStorage {
     // A copy, so that the caller cannot change what is stored.
     this.#plants.set(key(plant.id), plantOf(plant.id, plant.name, plant.tag))
     if (this.webhooks.hasSubscriptions) this.webhooks.enqueue(plant.id, newPlantPayload(plant), Date.now(), traceparent)
-    // Ids often arrive in ascending order: appending is the common case.
-    const last = this.#ids.at(-1)
-    if (last === undefined || last < plant.id) this.#ids.push(plant.id)
-    else this.#ids.splice(this.#position(plant.id, true), 0, plant.id)
+    this.#ids.set(plant.id, undefined)
     return 'created'
   }
 
@@ -50,13 +40,20 @@ export class MemoryStore implements PlantStorage {
   }
 
   async list ({ after, limit }: ListOptions): Promise<StoredPlant[]> {
-    const start = after === undefined ? 0 : this.#position(after, false)
-    return this.#ids.slice(start, start + limit).map((id) => ({ ...this.#plants.get(key(id))! }))
+    const page: StoredPlant[] = []
+    if (limit <= 0) return page
+    // (Keys from `after` on, itself included when stored: it is skipped.)
+    for (const id of this.#ids.keys(after)) {
+      if (id === after) continue
+      page.push({ ...this.#plants.get(key(id))! })
+      if (page.length === limit) break
+    }
+    return page
   }
 
   async delete (id: bigint): Promise<boolean> {
     if (!this.#plants.delete(key(id))) return false
-    this.#ids.splice(this.#position(id, true), 1)
+    this.#ids.delete(id)
     return true
   }
 
