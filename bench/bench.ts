@@ -4,6 +4,9 @@
 // quotes.
 // Options: --quick (under a minute), --smoke (a few seconds, for the test),
 // --rounds N, --duration SECONDS, --out FILE, --systems memory,sqlite,…
+// Where valgrind is installed, the instructions per create of the CPU-bound
+// systems are counted too (callgrind), a figure the machine's speed does
+// not move.
 import { execFileSync, spawn } from 'node:child_process'
 import type { ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
@@ -31,11 +34,13 @@ const { values: args } = parseArgs({
   }
 })
 
+// (counted: creates whose instructions are counted, after `warm` creates
+// that bring the JIT to its steady state.)
 const preset = args.smoke
-  ? { rounds: 1, duration: 0.2, memoryCreates: 1_000, startups: 1, seeded: 50 }
+  ? { rounds: 1, duration: 0.2, memoryCreates: 1_000, startups: 1, seeded: 50, instructions: { warm: 200, counted: 50 } }
   : args.quick
-    ? { rounds: 2, duration: 0.8, memoryCreates: 20_000, startups: 2, seeded: 1000 }
-    : { rounds: 9, duration: 2, memoryCreates: 100_000, startups: 5, seeded: 1000 }
+    ? { rounds: 2, duration: 0.8, memoryCreates: 20_000, startups: 2, seeded: 1000, instructions: { warm: 5_000, counted: 1_000 } }
+    : { rounds: 9, duration: 2, memoryCreates: 100_000, startups: 5, seeded: 1000, instructions: { warm: 30_000, counted: 5_000 } }
 const ROUNDS = Number(args.rounds ?? preset.rounds)
 const DURATION = Number(args.duration ?? preset.duration)
 const CONNECTIONS = 32
@@ -84,6 +89,8 @@ interface SystemSpec {
   cpuBound?: boolean
   /** Not pinned: server and generator share every core (the scale curve). */
   spread?: boolean
+  /** Run under this command (valgrind's callgrind), with Node and its flags named. */
+  wrap?: string[]
 }
 
 interface Running extends SystemSpec {
@@ -107,13 +114,18 @@ async function freePort (): Promise<number> {
 // Node's flags, with this Node first on the PATH the shebang's `env`
 // searches. The baselines run on this Node directly.
 const SERVICE = here('../dist/lib/bin.js')
-const commandOf = (script: string) => script === SERVICE ? [script] : [process.execPath, script]
+// The Node flags of the service's shebang line (`#!/usr/bin/env -S node …`),
+// for running it under another command.
+const SERVICE_FLAGS = (await readFile(SERVICE, 'utf8')).split('\n', 1)[0]!.split(/\s+/).slice(3)
+const commandOf = (script: string, wrap?: string[]) => wrap
+  ? [...wrap, process.execPath, ...(script === SERVICE ? SERVICE_FLAGS : []), script]
+  : script === SERVICE ? [script] : [process.execPath, script]
 const PATH = [dirname(process.execPath), process.env.PATH].join(delimiter)
 
 async function launch (spec: SystemSpec, extraEnv: Record<string, string> = {}): Promise<Running> {
   const port = await freePort()
   const pin = pinned && spec.spread !== true
-  const [command, ...argv] = pin ? ['taskset', '-c', '0', ...commandOf(spec.script)] : commandOf(spec.script)
+  const [command, ...argv] = pin ? ['taskset', '-c', '0', ...commandOf(spec.script, spec.wrap)] : commandOf(spec.script, spec.wrap)
   const child = spawn(command!, argv, {
     env: { PATH, PORT: String(port), PLANT_STORE_TOKENS: TOKEN, LOG_LEVEL: 'warn', ...spec.env, ...extraEnv },
     stdio: ['ignore', 'pipe', 'pipe']
@@ -126,8 +138,10 @@ async function launch (spec: SystemSpec, extraEnv: Record<string, string> = {}):
   // is still starved by its start-up); a baseline when it answers.
   const probe = spec.script === SERVICE ? `${url}/readyz` : `${url}/plants/1`
   let last = 'no answer yet'
-  for (let tries = 0; ; tries++) {
-    if (child.exitCode !== null || child.signalCode !== null || tries > 600) {
+  // (Two minutes: under valgrind a start takes some 20 s.)
+  const deadline = performance.now() + 120_000
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null || performance.now() > deadline) {
       child.kill('SIGKILL')
       throw new Error(`${spec.name} did not start (exit ${child.exitCode ?? child.signalCode}, last probe: ${last}):\n${output}`)
     }
@@ -244,6 +258,8 @@ interface Sample {
   cores?: { server: number, generator: number }
   /** With a webhook subscriber: the load's seconds, and those after it until the last delivery arrived. */
   webhooks?: { loadSeconds: number, drainSeconds: number, answered: number }
+  /** Requests answered. */
+  answered: number
 }
 
 // The kernel's clock ticks, in which /proc/<pid>/stat counts CPU time.
@@ -336,6 +352,7 @@ async function load (system: Running, workload: Workload, options: { duration?: 
     const cpu = await cpuUs(system.child.pid!) - cpuBefore
     return {
       ...result,
+      answered,
       cpuUsPerRequest: answered > 0 ? cpu / answered : 0,
       busy: cpu / wallUs,
       cores: coreShares(coresBefore, await coreTicks()),
@@ -365,6 +382,7 @@ async function load (system: Running, workload: Workload, options: { duration?: 
     p99: result.latency.p99,
     errors: result.errors + result.timeouts,
     non2xx: result.non2xx,
+    answered,
     cpuUsPerRequest: answered > 0 ? cpu / answered : 0,
     busy: cpu / wallUs,
     cores: coreShares(coresBefore, await coreTicks()),
@@ -522,6 +540,45 @@ for (let i = 0; i < preset.startups; i++) {
   child.kill('SIGTERM')
   await once(child, 'exit')
 }
+
+// Instructions per create, counted by valgrind's callgrind: the user-space
+// instructions of every thread of the server (not the kernel's network
+// work, nor what cache misses cost), which the machine's speed does not
+// move. Instrumentation starts once `warm` creates have brought the JIT to
+// its steady state, and a few more have been translated; the count is of
+// the `counted` creates after that.
+const instructions: Record<string, number> = {}
+const hasValgrind = (() => {
+  try {
+    execFileSync('valgrind', ['--version'], { stdio: 'ignore' })
+    execFileSync('callgrind_control', ['-h'], { stdio: 'ignore' })
+    return true
+  } catch {
+    return false
+  }
+})()
+const counting = ['fastify', 'http', 'memory', 'express'].filter((key) => !args.smoke || key === 'fastify' || key === 'memory')
+if (!hasValgrind) log('bench: valgrind (callgrind) not installed; no instruction counts')
+for (const spec of hasValgrind ? specs.filter((s) => counting.includes(s.key)) : []) {
+  const out = join(scratch, `callgrind-${spec.key}`)
+  const system = await launch({ ...spec, wrap: ['valgrind', '--tool=callgrind', '--instr-atstart=no', '--smc-check=all-non-file', `--callgrind-out-file=${out}`] })
+  const control = (...argv: string[]) => execFileSync('callgrind_control', [...argv, String(system.child.pid)], { stdio: 'ignore' })
+  try {
+    await load(system, 'create', { amount: preset.instructions.warm })
+    control('-i', 'on')
+    await load(system, 'create', { amount: 100 })
+    control('-z')
+    const { answered, non2xx, errors } = await load(system, 'create', { amount: preset.instructions.counted })
+    control('-d')
+    if (non2xx + errors > 0) throw new Error(`${spec.name}: ${non2xx} non-2xx answers and ${errors} errors while counting`)
+    // (The dump is `${out}.1`: `totals:` is every thread's count since -z.)
+    const totals = Number(/^totals:\s+(\d+)/m.exec(await readFile(`${out}.1`, 'utf8'))?.[1])
+    instructions[spec.key] = totals / answered
+    log(`instructions: ${spec.name.padEnd(44)} ${Math.round(totals / answered)} per create`)
+  } finally {
+    await stop(system)
+  }
+}
 await rm(scratch, { recursive: true, force: true })
 
 // --- the report --------------------------------------------------------------
@@ -645,6 +702,17 @@ if (scale.length > 0) {
   for (const point of scale) {
     const one = scale.find((p) => p.store === point.store && p.workers === 1)!
     lines.push(`| ${point.store} | ${point.workers} | ${fmt(median(point.rps))} | ${fmt(median(point.rps) / median(one.rps), 2)} | ${fmt(median(point.serverShare) * 100)} % | ${fmt(median(point.generatorShare) * 100)} % |`)
+  }
+}
+
+if (Object.keys(instructions).length > 0) {
+  lines.push('', `### Instructions per create, counted by callgrind: POST /plants (unique ids), ${CONNECTIONS} connections`, '')
+  lines.push(`Each system under valgrind's callgrind, after ${fmt(preset.instructions.warm)} creates that warm its JIT up: the instructions its threads ran ` +
+    `in user space over the next ${fmt(preset.instructions.counted)} creates, per create. The kernel's network work and what cache misses cost are not in it, ` +
+    'so it is a floor under the CPU time above; unlike that time, it does not move with the machine\'s speed (the same build counts the same within a few per cent).', '')
+  lines.push('| System | instructions per create | × bare Fastify |', '|---|---|---|')
+  for (const spec of specs.filter((s) => instructions[s.key] !== undefined)) {
+    lines.push(`| ${spec.name} | ${fmt(instructions[spec.key]!)} | ${fmt(instructions[spec.key]! / (instructions.fastify ?? Number.NaN), 2)} |`)
   }
 }
 

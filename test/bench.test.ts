@@ -1,21 +1,30 @@
 // Keeps `npm run bench` from rotting: runs it for a moment against every
 // system and checks that it reports. No timing is asserted here; speed lives
 // in the benchmark itself.
-import { execFile } from 'node:child_process'
+import { execFile, execFileSync } from 'node:child_process'
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import t from 'tap'
 
-// Eight servers start, are seeded and loaded briefly, and four more for the
-// scale curve: more than tap's default.
-t.setTimeout(480_000)
+function hasValgrind (): boolean {
+  try {
+    execFileSync('valgrind', ['--version'], { stdio: 'ignore' })
+    return true
+  } catch {
+    return false
+  }
+}
+
+// Eight servers start, are seeded and loaded briefly, four more for the
+// scale curve, and two under valgrind: more than tap's default.
+t.setTimeout(660_000)
 
 t.test('npm run bench -- --smoke runs every system and writes its table', async (t) => {
   const out = join(t.testdir(), 'results.md')
   const bench = fileURLToPath(new URL('../bench/bench.ts', import.meta.url))
-  const { stdout } = await promisify(execFile)(process.execPath, [bench, '--smoke', '--out', out], { timeout: 440_000 })
+  const { stdout } = await promisify(execFile)(process.execPath, [bench, '--smoke', '--out', out], { timeout: 620_000 })
   const written = await readFile(out, 'utf8')
   t.equal(stdout, written, 'the table printed is the table written')
   for (const system of ['service, memory store', 'service, memory store, metrics off', 'service, SQLite (durable)', 'service, SQLite (durable), webhooks off', 'service, SQLite + 1 webhook subscriber', 'baseline: bare Fastify + Map', 'baseline: raw node:http + Map', 'peer: Express 5 + express-openapi-validator']) {
@@ -33,6 +42,12 @@ t.test('npm run bench -- --smoke runs every system and writes its table', async 
   t.match(written, /^\| start-up to listening ≤ 400 ms/m)
   for (const store of ['memory', 'sqlite']) t.match(written, new RegExp(`^\\| RSS after [\\d,]+ creates ≤ 120 MB \\(${store}\\) \\| [\\d,]+ MB \\| (yes|\\*\\*no\\*\\*) \\|$`, 'm'), `RSS, ${store}`)
   t.match(written, /^For scale, not a target: bare Fastify \+ Map held [\d,]+ MB after the same [\d,]+ creates\.$/m, 'bare Fastify\'s RSS beside them')
+  // Instructions per create, where valgrind is installed (smoke: two systems).
+  if (hasValgrind()) {
+    for (const system of ['service, memory store', 'baseline: bare Fastify \\+ Map']) {
+      t.match(written, new RegExp(`^\\| ${system} \\| [\\d,]+ \\| [\\d.]+ \\|$`, 'm'), `${system}: instructions per create`)
+    }
+  }
   // The scale curve: 1 and 2 workers, with the generator's share stated.
   for (const workers of [1, 2]) {
     t.match(written, new RegExp(`^\\| SQLite \\| ${workers} \\| [\\d,]+ \\| [\\d.]+ \\| \\d+ % \\| \\d+ % \\|$`, 'm'), `SQLite, ${workers} worker(s)`)
