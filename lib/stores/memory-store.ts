@@ -18,9 +18,9 @@ const compareIds = (a: bigint, b: bigint): number => a < b ? -1 : a > b ? 1 : 0
 /** Keeps plants in the process: fast, and gone when the process ends. */
 export class MemoryStore implements PlantStorage {
   readonly #plants = new Map<number | bigint, StoredPlant>()
-  // The ids in ascending order (a B+ tree: an id inserted anywhere costs
-  // O(log n), as a sorted array's insert in the middle would not), so that
-  // a page is a walk from its first id rather than a sort of every id.
+  // The ids in ascending order, so that a page is a walk from its first id:
+  // a B+ tree, where an id inserted anywhere costs O(log n) (a sorted
+  // array's insert in the middle moved every id above it).
   readonly #ids = new BTree<bigint, undefined>(undefined, compareIds)
   readonly webhooks = new MemoryWebhooks()
 
@@ -41,12 +41,14 @@ export class MemoryStore implements PlantStorage {
 
   async list ({ after, limit }: ListOptions): Promise<StoredPlant[]> {
     const page: StoredPlant[] = []
-    if (limit <= 0) return page
+    // (A limit that is no count, NaN or under 1, gets an empty page; one
+    // that is no whole number ends past its value.)
+    if (!(limit >= 1)) return page
     // (Keys from `after` on, itself included when stored: it is skipped.)
     for (const id of this.#ids.keys(after)) {
       if (id === after) continue
       page.push({ ...this.#plants.get(key(id))! })
-      if (page.length === limit) break
+      if (page.length >= limit) break
     }
     return page
   }
