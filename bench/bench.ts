@@ -21,6 +21,7 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
 import pg from 'pg'
+import { hasCallgrind, hasWrk } from './tools.ts'
 
 const { values: args } = parseArgs({
   options: {
@@ -55,15 +56,7 @@ const here = (path: string) => fileURLToPath(new URL(path, import.meta.url))
 // The load generator: wrk (C, one thread) where it is installed, as it
 // needs a fraction of autocannon's CPU per request; autocannon (from npm)
 // otherwise, or when asked (--generator autocannon).
-const GENERATOR = args.generator ?? (() => {
-  try {
-    execFileSync('wrk', ['--version'], { stdio: 'ignore' })
-    return 'wrk'
-  } catch (err) {
-    // wrk --version exits 1 after printing its version.
-    return (err as { status?: number }).status === 1 ? 'wrk' : 'autocannon'
-  }
-})()
+const GENERATOR = args.generator ?? (hasWrk() ? 'wrk' : 'autocannon')
 
 // Server on core 0, the load generator on every other core (wrk's threads,
 // autocannon's workers: one per core), where taskset exists.
@@ -548,15 +541,7 @@ for (let i = 0; i < preset.startups; i++) {
 // its steady state, and a few more have been translated; the count is of
 // the `counted` creates after that.
 const instructions: Record<string, number> = {}
-const hasValgrind = (() => {
-  try {
-    execFileSync('valgrind', ['--version'], { stdio: 'ignore' })
-    execFileSync('callgrind_control', ['-h'], { stdio: 'ignore' })
-    return true
-  } catch {
-    return false
-  }
-})()
+const hasValgrind = hasCallgrind()
 const counting = ['fastify', 'http', 'memory', 'express'].filter((key) => !args.smoke || key === 'fastify' || key === 'memory')
 if (!hasValgrind) log('bench: valgrind (callgrind) not installed; no instruction counts')
 for (const spec of hasValgrind ? specs.filter((s) => counting.includes(s.key)) : []) {

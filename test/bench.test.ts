@@ -1,21 +1,13 @@
 // Keeps `npm run bench` from rotting: runs it for a moment against every
 // system and checks that it reports. No timing is asserted here; speed lives
 // in the benchmark itself.
-import { execFile, execFileSync } from 'node:child_process'
+import { execFile } from 'node:child_process'
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import t from 'tap'
-
-function hasValgrind (): boolean {
-  try {
-    execFileSync('valgrind', ['--version'], { stdio: 'ignore' })
-    return true
-  } catch {
-    return false
-  }
-}
+import { hasCallgrind } from '../bench/tools.ts'
 
 // Eight servers start, are seeded and loaded briefly, four more for the
 // scale curve, and two under valgrind: more than tap's default.
@@ -43,7 +35,7 @@ t.test('npm run bench -- --smoke runs every system and writes its table', async 
   for (const store of ['memory', 'sqlite']) t.match(written, new RegExp(`^\\| RSS after [\\d,]+ creates ≤ 120 MB \\(${store}\\) \\| [\\d,]+ MB \\| (yes|\\*\\*no\\*\\*) \\|$`, 'm'), `RSS, ${store}`)
   t.match(written, /^For scale, not a target: bare Fastify \+ Map held [\d,]+ MB after the same [\d,]+ creates\.$/m, 'bare Fastify\'s RSS beside them')
   // Instructions per create, where valgrind is installed (smoke: two systems).
-  if (hasValgrind()) {
+  if (hasCallgrind()) {
     for (const system of ['service, memory store', 'baseline: bare Fastify \\+ Map']) {
       t.match(written, new RegExp(`^\\| ${system} \\| [\\d,]+ \\| [\\d.]+ \\|$`, 'm'), `${system}: instructions per create`)
     }
