@@ -10,6 +10,9 @@ if (Number(major) < 24) {
   process.stderr.write(`plant-store: needs Node.js 24 or newer; this is Node.js ${process.versions.node}\n`)
   process.exit(1)
 }
+// Before any of the server's modules loads: see tick-shape.ts.
+const { holdTickShape } = await import('./tick-shape.ts')
+holdTickShape()
 // The server's modules are compiled once and kept in Node's compile cache,
 // in a directory of this user's alone (compile-cache.ts): later starts skip
 // parsing them. NODE_DISABLE_COMPILE_CACHE=1 turns it off.
