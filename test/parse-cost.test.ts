@@ -4,6 +4,7 @@
 // here: the twin bodies are compared with each other in one run.
 import t from 'tap'
 import { MAX_DEPTH, parseJsonBody } from '../lib/json-body.ts'
+import { cpuTime, median, medianRatio } from './cpu-time.ts'
 import { AUTH, JSON_TYPE, build } from './helper.ts'
 
 const ID = new Set(['id'])
@@ -24,22 +25,14 @@ t.test('the body is parsed once, without a reviver, with or without a long digit
 })
 
 t.test('the twin with 16 digits costs within 2x of the body without (CPU time, interleaved, median)', async (t) => {
-  const cpu = (body: string) => {
-    const start = process.cpuUsage()
+  const cpu = (body: string) => cpuTime(() => {
     for (let i = 0; i < 5; i++) parseJsonBody(body, ID)
-    const { user, system } = process.cpuUsage(start)
-    return user + system
-  }
-  cpu(plain)
-  cpu(twin) // warm both paths up
-  const ratios: number[] = []
-  for (let round = 0; round < 9; round++) {
-    const [a, b] = round % 2 === 0 ? [cpu(plain), cpu(twin)] : [cpu(twin), cpu(plain)].reverse()
-    ratios.push(b! / a!)
-  }
-  const median = ratios.toSorted((x, y) => x - y)[4]!
-  t.comment(`CPU time of the 16-digit twin / the plain body, median of 9 rounds: ${median.toFixed(2)}`)
-  t.ok(median < 2, `within 2x (${median.toFixed(2)})`)
+  })
+  await cpu(plain)
+  await cpu(twin) // warm both paths up
+  const ratio = await medianRatio(9, () => cpu(plain), () => cpu(twin))
+  t.comment(`CPU time of the 16-digit twin / the plain body, median of 9 rounds: ${ratio.toFixed(2)}`)
+  t.ok(ratio < 2, `within 2x (${ratio.toFixed(2)})`)
 })
 
 t.test('the cost of an id grows with its length, not with its square', async (t) => {
@@ -47,17 +40,15 @@ t.test('the cost of an id grows with its length, not with its square', async (t)
   // the server for 14 s. Four times the digits must cost about four times
   // as much, not sixteen.
   const forms = [(zeros: string) => `1${zeros}1`, (zeros: string) => `1.${zeros}1`, (zeros: string) => `1${zeros}e-${zeros.length}`]
-  const cpu = (body: string) => {
-    const start = process.cpuUsage()
-    parseJsonBody(body, ID)
-    const { user, system } = process.cpuUsage(start)
-    return user + system
+  const cost = async (body: string) => {
+    const times = []
+    for (let i = 0; i < 5; i++) times.push(await cpuTime(() => parseJsonBody(body, ID)))
+    return median(times)
   }
-  const median = (body: string) => Array.from({ length: 5 }, () => cpu(body)).toSorted((a, b) => a - b)[2]!
   for (const form of forms) {
     const [small, large] = [250_000, 1_000_000].map((n) => `{"id":${form('0'.repeat(n))},"name":"x"}`) as [string, string]
-    median(small)
-    const growth = median(large) / median(small)
+    await cost(small)
+    const growth = await cost(large) / await cost(small)
     t.comment(`${form('0')}: 4x the digits cost ${growth.toFixed(1)}x`)
     t.ok(growth < 8, 'linear, not quadratic')
   }
