@@ -96,6 +96,20 @@ export function storeSuite (t: Test, open: (t: Test) => Promise<PlantStorage>): 
     t.same(seen, sorted, 'paging with the last id returns every plant once, in order')
   })
 
+  t.test('list: a limit that is no whole count gets an empty page, or rounds up', async (t) => {
+    // (The API's limit is validated to 1-1000; an embedding app may call
+    // the store itself. SQLite reads LIMIT -1 as no limit at all.)
+    const store = await fresh(t)
+    for (let id = 1n; id <= 5n; id++) await store.create({ id, name: String(id) })
+    for (const limit of [0, -1, -0.5, Number.NaN, Number.NEGATIVE_INFINITY]) {
+      t.same(await store.list({ limit }), [], `limit ${limit}`)
+      t.same(await store.list({ after: 1n, limit }), [], `limit ${limit}, after a cursor`)
+    }
+    t.same((await store.list({ limit: 2.5 })).map((plant) => plant.id), [1n, 2n, 3n], 'limit 2.5')
+    t.same((await store.list({ after: 1n, limit: 1.01 })).map((plant) => plant.id), [2n, 3n], 'limit 1.01, after a cursor')
+    t.same((await store.list({ limit: Number.POSITIVE_INFINITY })).map((plant) => plant.id), [1n, 2n, 3n, 4n, 5n], 'limit Infinity')
+  })
+
   t.test('delete', async (t) => {
     const store = await fresh(t)
     await store.create({ id: 9n, name: 'Fern' })

@@ -1,5 +1,5 @@
 import sortedBtree from 'sorted-btree'
-import { outcomeOver, plantOf } from './plant-storage.ts'
+import { outcomeOver, pageSize, plantOf } from './plant-storage.ts'
 import type { CreateOutcome, ListOptions, PlantStorage, StoredPlant } from './plant-storage.ts'
 import { MemoryWebhooks } from './memory-webhooks.ts'
 import { newPlantPayload } from './webhook-storage.ts'
@@ -41,14 +41,13 @@ export class MemoryStore implements PlantStorage {
 
   async list ({ after, limit }: ListOptions): Promise<StoredPlant[]> {
     const page: StoredPlant[] = []
-    // (A limit that is no count, NaN or under 1, gets an empty page; one
-    // that is no whole number ends past its value.)
-    if (!(limit >= 1)) return page
+    const size = pageSize(limit)
+    if (size === 0) return page
     // (Keys from `after` on, itself included when stored: it is skipped.)
     for (const id of this.#ids.keys(after)) {
       if (id === after) continue
       page.push({ ...this.#plants.get(key(id))! })
-      if (page.length >= limit) break
+      if (page.length === size) break
     }
     return page
   }

@@ -18,7 +18,18 @@ export type CreateOutcome = 'created' | 'replayed' | 'conflict'
 export interface ListOptions {
   /** Only plants whose id is greater than this (an exclusive cursor). */
   after?: bigint
+  /** At most this many plants: see pageSize for a limit that is no whole count. */
   limit: number
+}
+
+/**
+ * How many plants a page of `limit` holds, at most. The API takes 1-1000;
+ * an app that calls a store itself may pass anything: NaN or under 1 gets
+ * an empty page (never every plant, as SQLite's `LIMIT -1` would give), and
+ * a fraction rounds up.
+ */
+export function pageSize (limit: number): number {
+  return limit >= 1 ? Math.min(Math.ceil(limit), Number.MAX_SAFE_INTEGER) : 0
 }
 
 export interface PlantStorage {

@@ -6,7 +6,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import { DEFAULT_POOL_SIZE } from '../defaults.ts'
 import { StoreUnavailableError } from '../errors.ts'
 import { migrate } from './migrations.ts'
-import { outcomeOver, plantOf } from './plant-storage.ts'
+import { outcomeOver, pageSize, plantOf } from './plant-storage.ts'
 import type { CreateOutcome, ListOptions, PlantStorage, PoolCounts, StoredPlant } from './plant-storage.ts'
 import { POSTGRES_WEBHOOK_CREATED_AT, POSTGRES_WEBHOOK_TRACEPARENT, POSTGRES_WEBHOOK_DUE_INDEX, POSTGRES_WEBHOOK_MIGRATION, PostgresWebhooks, WEBHOOK_STATEMENTS } from './postgres-webhooks.ts'
 import type { WebhookStatement } from './postgres-webhooks.ts'
@@ -294,9 +294,11 @@ export class PostgresStore implements PlantStorage {
   }
 
   async list ({ after, limit }: ListOptions): Promise<StoredPlant[]> {
+    const size = pageSize(limit)
+    if (size === 0) return []
     const { rows } = after === undefined
-      ? await this.#query<Row>('plant_store_list', [limit])
-      : await this.#query<Row>('plant_store_list_after', [after.toString(), limit])
+      ? await this.#query<Row>('plant_store_list', [size])
+      : await this.#query<Row>('plant_store_list_after', [after.toString(), size])
     return rows.map(toPlant)
   }
 

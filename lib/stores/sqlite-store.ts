@@ -18,7 +18,7 @@ import type { BatchReply, OtherWrite, Write, WriteBatch, WriteError, WriteResult
 import { webhookReads } from './sqlite-webhooks.ts'
 import type { WebhookReads, WebhookWrite, WebhookWrites } from './sqlite-webhooks.ts'
 import type { AttemptOutcome, Backlog, ClaimOptions, DeliveryPage, DeliveryRecord, DueDelivery, Subscription, WebhookStorage } from './webhook-storage.ts'
-import { plantOf } from './plant-storage.ts'
+import { pageSize, plantOf } from './plant-storage.ts'
 import type { CreateOutcome, ListOptions, PlantStorage, StoreObserver, StoredPlant, WriteTiming } from './plant-storage.ts'
 
 // After a connection failed to open, another try waits this long: a
@@ -383,7 +383,9 @@ export class SqliteStore implements PlantStorage {
   }
 
   async list ({ after, limit }: ListOptions): Promise<StoredPlant[]> {
-    const rows = await this.#batchRead((reader) => after === undefined ? reader.list.all(limit) : reader.listAfter.all(after, limit)) as unknown as Row[]
+    const size = pageSize(limit)
+    if (size === 0) return []
+    const rows = await this.#batchRead((reader) => after === undefined ? reader.list.all(size) : reader.listAfter.all(after, size)) as unknown as Row[]
     return rows.map(toPlant)
   }
 
