@@ -105,14 +105,16 @@ async function freePort (): Promise<number> {
 
 // The service runs as its bin: executed, so that its shebang line sets
 // Node's flags, with this Node first on the PATH the shebang's `env`
-// searches. The baselines run on this Node directly.
+// searches. The baselines run on this Node directly, holding a nextTick
+// record as the bin does (systems/hold-tick-shape.ts).
 const SERVICE = here('../dist/lib/bin.js')
 // The Node flags of the service's shebang line (`#!/usr/bin/env -S node …`),
 // for running it under another command.
 const SERVICE_FLAGS = (await readFile(SERVICE, 'utf8')).split('\n', 1)[0]!.split(/\s+/).slice(3)
+const BASELINE_FLAGS = ['--import', new URL('./systems/hold-tick-shape.ts', import.meta.url).href]
 const commandOf = (script: string, wrap?: string[]) => wrap
-  ? [...wrap, process.execPath, ...(script === SERVICE ? SERVICE_FLAGS : []), script]
-  : script === SERVICE ? [script] : [process.execPath, script]
+  ? [...wrap, process.execPath, ...(script === SERVICE ? SERVICE_FLAGS : BASELINE_FLAGS), script]
+  : script === SERVICE ? [script] : [process.execPath, ...BASELINE_FLAGS, script]
 const PATH = [dirname(process.execPath), process.env.PATH].join(delimiter)
 
 async function launch (spec: SystemSpec, extraEnv: Record<string, string> = {}): Promise<Running> {
