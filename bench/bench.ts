@@ -3,7 +3,8 @@
 // that machine drift cancels out of the per-round ratios whose medians it
 // quotes.
 // Options: --quick (under a minute), --smoke (a few seconds, for the test),
-// --rounds N, --duration SECONDS, --out FILE, --systems memory,sqlite,…
+// --rounds N, --duration SECONDS, --out FILE, --systems memory,sqlite,…,
+// --profiles DIR (keeps the callgrind profiles there, for callgrind_annotate)
 // Where valgrind is installed, the instructions per create of the CPU-bound
 // systems are counted too (callgrind), a figure the machine's speed does
 // not move.
@@ -12,7 +13,7 @@ import type { ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { createServer } from 'node:net'
 import type { AddressInfo } from 'node:net'
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { cpus, tmpdir, totalmem } from 'node:os'
 import { delimiter, dirname, join } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
@@ -31,7 +32,8 @@ const { values: args } = parseArgs({
     duration: { type: 'string' },
     out: { type: 'string' },
     systems: { type: 'string' },
-    generator: { type: 'string' }
+    generator: { type: 'string' },
+    profiles: { type: 'string' }
   }
 })
 
@@ -546,6 +548,7 @@ const instructions: Record<string, number> = {}
 const hasValgrind = hasCallgrind()
 const counting = ['fastify', 'http', 'memory', 'express'].filter((key) => !args.smoke || key === 'fastify' || key === 'memory')
 if (!hasValgrind) log('bench: valgrind (callgrind) not installed; no instruction counts')
+if (args.profiles) await mkdir(args.profiles, { recursive: true })
 for (const spec of hasValgrind ? specs.filter((s) => counting.includes(s.key)) : []) {
   const out = join(scratch, `callgrind-${spec.key}`)
   const system = await launch({ ...spec, wrap: ['valgrind', '--tool=callgrind', '--instr-atstart=no', '--smc-check=all-non-file', `--callgrind-out-file=${out}`] })
@@ -561,6 +564,7 @@ for (const spec of hasValgrind ? specs.filter((s) => counting.includes(s.key)) :
     // (The dump is `${out}.1`: `totals:` is every thread's count since -z.)
     const totals = Number(/^totals:\s+(\d+)/m.exec(await readFile(`${out}.1`, 'utf8'))?.[1])
     instructions[spec.key] = totals / answered
+    if (args.profiles) await copyFile(`${out}.1`, join(args.profiles, `callgrind.${spec.key}`))
     log(`instructions: ${spec.name.padEnd(44)} ${Math.round(totals / answered)} per create`)
   } finally {
     await stop(system)
