@@ -593,7 +593,7 @@ lines.push(`## Benchmark, ${new Date().toISOString().slice(0, 10)}`, '')
 lines.push(`Machine: ${cpus()[0]?.model ?? 'unknown CPU'}, ${cpus().length} cores, ${fmt(totalmem() / 2 ** 30)} GiB; ` +
   `Node.js ${versions.node}, Fastify ${versions.fastify}, SQLite ${versions.sqlite}. ` +
   `${ROUNDS} interleaved round(s) of ${DURATION} s; load generator: ${GENERATOR}${pinned ? '; servers on core 0, the generator on core 1' : ''}. ` +
-  'Services log at `warn`. Medians over rounds; "× Fastify" is the median of per-round ratios to bare Fastify.', '')
+  'Services log at `warn`; the baselines and the peer hold a nextTick record as the service\'s command does (lib/tick-shape.ts, by `--import bench/systems/hold-tick-shape.ts`). Medians over rounds; "× Fastify" is the median of per-round ratios to bare Fastify.', '')
 lines.push('CPU µs per request is the server process\'s CPU time (user and system, all threads: the SQLite writer counts) over the requests answered; ' +
   'busy is that CPU time over the round\'s wall time (100 % = one core). With a webhook subscriber, a round lasts until every delivery has arrived: ' +
   'req/s is the load\'s own, while CPU per request includes sending the deliveries (the table after this one says how long they took). A round of a CPU-bound system (no database to wait for) under 90 % busy ' +
