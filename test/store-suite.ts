@@ -108,6 +108,8 @@ export function storeSuite (t: Test, open: (t: Test) => Promise<PlantStorage>): 
     t.same((await store.list({ limit: 2.5 })).map((plant) => plant.id), [1n, 2n, 3n], 'limit 2.5')
     t.same((await store.list({ after: 1n, limit: 1.01 })).map((plant) => plant.id), [2n, 3n], 'limit 1.01, after a cursor')
     t.same((await store.list({ limit: Number.POSITIVE_INFINITY })).map((plant) => plant.id), [1n, 2n, 3n, 4n, 5n], 'limit Infinity')
+    // (From plain JavaScript, which the types do not stop.)
+    t.same((await store.list({ limit: 2n as unknown as number })).map((plant) => plant.id), [1n, 2n], 'a bigint limit')
   })
 
   t.test('delete', async (t) => {
@@ -215,6 +217,11 @@ export function storeSuite (t: Test, open: (t: Test) => Promise<PlantStorage>): 
     t.ok(all.every((delivery, i) => i === 0 || delivery.seq > all[i - 1]!.seq), 'ascending sequence numbers')
     const page = (await webhooks.deliveries(subscription(1).id, { after: all[1]!.seq, limit: 2 }))!
     t.same(page.map(({ plantId }) => plantId), [3n, 4n])
+    // (The same rule as a list of plants: pageSize.)
+    for (const limit of [0, -1, Number.NaN]) t.same(await webhooks.deliveries(subscription(1).id, { limit }), [], `limit ${limit}: an empty page`)
+    t.equal(await webhooks.deliveries('sub_' + 'f'.repeat(32), { limit: 0 }), undefined, 'limit 0: still no such subscription')
+    t.same((await webhooks.deliveries(subscription(1).id, { limit: 2.5 }))!.map(({ plantId }) => plantId), [1n, 2n, 3n], 'limit 2.5')
+    t.same((await webhooks.deliveries(subscription(1).id, { limit: Number.POSITIVE_INFINITY }))!.length, 5, 'limit Infinity')
   })
 
   t.test('webhooks: a claim is held until its lease ends, and takes no more of a subscription than its allowance', async (t) => {

@@ -1,5 +1,6 @@
 // The memory store's webhook outbox: the same rules as the databases', in
 // the process (gone when it ends).
+import { pageSize } from './plant-storage.ts'
 import { allowance, deliveryRecord, earliest } from './webhook-storage.ts'
 import type { Backlog, ClaimOptions, AttemptOutcome, DeliveryPage, DeliveryRecord, DueDelivery, Subscription, WebhookStorage } from './webhook-storage.ts'
 
@@ -54,8 +55,9 @@ export class MemoryWebhooks implements WebhookStorage {
   async deliveries (subscriptionId: string, { after, limit }: DeliveryPage): Promise<DeliveryRecord[] | undefined> {
     if (!this.#subscriptions.has(subscriptionId)) return undefined
     const page: DeliveryRecord[] = []
+    const size = pageSize(limit)
     for (const row of this.#deliveries.values()) {
-      if (page.length === limit) break
+      if (page.length === size) break
       if (row.subscriptionId === subscriptionId && (after === undefined || row.seq > after)) page.push(deliveryRecord(row))
     }
     return page

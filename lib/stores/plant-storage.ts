@@ -23,13 +23,16 @@ export interface ListOptions {
 }
 
 /**
- * How many plants a page of `limit` holds, at most. The API takes 1-1000;
- * an app that calls a store itself may pass anything: NaN or under 1 gets
- * an empty page (never every plant, as SQLite's `LIMIT -1` would give), and
- * a fraction rounds up.
+ * How many items a page of `limit` holds, at most (plants, and a
+ * subscription's deliveries). The API takes 1-1000; an app that calls a
+ * store itself may pass anything: NaN or under 1 gets an empty page (never
+ * everything, as SQLite's `LIMIT -1` would give), a fraction rounds up, and
+ * Infinity means all (2^53 - 1). A plain-JS caller's bigint or numeric
+ * string is read as its number.
  */
 export function pageSize (limit: number): number {
-  return limit >= 1 ? Math.min(Math.ceil(limit), Number.MAX_SAFE_INTEGER) : 0
+  const count = Number(limit)
+  return count >= 1 ? Math.min(Math.ceil(count), Number.MAX_SAFE_INTEGER) : 0
 }
 
 export interface PlantStorage {

@@ -3,6 +3,7 @@
 // Several instances share the work: a claim locks the rows it takes with
 // SKIP LOCKED and leases them, so that each is attempted by one instance at
 // a time, and one an instance died holding is taken over once its lease ends.
+import { pageSize } from './plant-storage.ts'
 import { BACKLOG_SQL, DELIVERY_COLUMNS, backlogOf, byDue, deliveryOf, subscriptionOf } from './webhook-storage.ts'
 import type { AttemptOutcome, Backlog, ClaimOptions, DeliveryPage, DeliveryRecord, DeliveryRow, DueDelivery, Subscription, SubscriptionRow, WebhookStorage } from './webhook-storage.ts'
 
@@ -120,7 +121,7 @@ export class PostgresWebhooks implements WebhookStorage {
   }
 
   async deliveries (subscriptionId: string, { after, limit }: DeliveryPage): Promise<DeliveryRecord[] | undefined> {
-    const { rows } = await this.#query<DeliveryRow>('plant_store_wh_page', [subscriptionId, (after ?? 0n).toString(), limit])
+    const { rows } = await this.#query<DeliveryRow>('plant_store_wh_page', [subscriptionId, (after ?? 0n).toString(), pageSize(limit)])
     // (Rows prove the subscription exists; an empty page may be a missing one.)
     if (rows.length === 0 && await this.subscription(subscriptionId) === undefined) return undefined
     return rows.map(deliveryOf)

@@ -2,6 +2,7 @@
 // (every change, in the writer's transactions, so that a plant and its
 // deliveries commit together) and for the reading connection.
 import type { SQLInputValue, StatementSync } from 'node:sqlite'
+import { pageSize } from './plant-storage.ts'
 import { LIMIT_PARAMETER } from './sqlite-limit.ts'
 import { BACKLOG_SQL, DELIVERY_COLUMNS, allowance, backlogOf, deliveryOf, earliest, subscriptionOf } from './webhook-storage.ts'
 import type { AttemptOutcome, Backlog, ClaimOptions, DeliveryRecord, DeliveryRow, DueDelivery, Subscription, SubscriptionRow } from './webhook-storage.ts'
@@ -161,7 +162,7 @@ export function webhookReads (prepare: Prepare) {
     },
     backlog: (): Backlog => backlogOf(backlog.get() as { pending: number | bigint, oldest: number | bigint | null }),
     deliveries: (subscriptionId: string, after: bigint | undefined, limit: number): DeliveryRecord[] =>
-      (page.all(subscriptionId, (after ?? 0n) as SQLInputValue, limit) as unknown as DeliveryRow[]).map(deliveryOf)
+      (page.all(subscriptionId, (after ?? 0n) as SQLInputValue, pageSize(limit)) as unknown as DeliveryRow[]).map(deliveryOf)
   }
 }
 

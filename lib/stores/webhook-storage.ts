@@ -51,6 +51,7 @@ export type AttemptOutcome =
 export interface DeliveryPage {
   /** Only deliveries with a greater sequence number. */
   after?: bigint
+  /** At most this many: see pageSize (plant-storage.ts) for a limit that is no whole count. */
   limit: number
 }
 
