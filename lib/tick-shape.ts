@@ -23,6 +23,11 @@ export interface TickShapeHold {
   stop (): void
 }
 
+/**
+ * Call it at the top level of the process's entry point: a record keeps the
+ * async context it was made in, so one taken inside a request's context
+ * would keep that context's data alive.
+ */
 export function holdTickShape (everyMs = 1000): TickShapeHold {
   let held: object | undefined
   // (Inside a nextTick callback, the execution resource is its record.)
