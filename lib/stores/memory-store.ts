@@ -4,33 +4,36 @@ import type { CreateOutcome, ListOptions, PlantStorage, StoredPlant } from './pl
 import { MemoryWebhooks } from './memory-webhooks.ts'
 import { newPlantPayload } from './webhook-storage.ts'
 
-// Map keys: a number for an id within ±2^53 (hashed without a bigint's
-// cost), the bigint past it; one key per id either way.
+// Keys: a number for an id within ±2^53 (hashed and compared without a
+// bigint's cost), the bigint past it; one key per id either way, and keys
+// order as their ids do (`<` compares a number with a bigint exactly).
+type Key = number | bigint
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER)
-function key (id: bigint): number | bigint {
+function key (id: bigint): Key {
   return id >= -MAX_SAFE && id <= MAX_SAFE ? Number(id) : id
 }
 
 // (CommonJS: its class arrives as the default export's `default`.)
 const BTree = sortedBtree.default
-const compareIds = (a: bigint, b: bigint): number => a < b ? -1 : a > b ? 1 : 0
+const compareKeys = (a: Key, b: Key): number => a < b ? -1 : a > b ? 1 : 0
 
 /** Keeps plants in the process: fast, and gone when the process ends. */
 export class MemoryStore implements PlantStorage {
-  readonly #plants = new Map<number | bigint, StoredPlant>()
-  // The ids in ascending order, so that a page is a walk from its first id:
-  // a B+ tree, where an id inserted anywhere costs O(log n) (a sorted
-  // array's insert in the middle moved every id above it).
-  readonly #ids = new BTree<bigint, undefined>(undefined, compareIds)
+  readonly #plants = new Map<Key, StoredPlant>()
+  // The keys in ascending order, so that a page is a walk from its first
+  // one: a B+ tree, where a key inserted anywhere costs O(log n) (a sorted
+  // array's insert in the middle moved every key above it).
+  readonly #keys = new BTree<Key, undefined>(undefined, compareKeys)
   readonly webhooks = new MemoryWebhooks()
 
   async create (plant: StoredPlant, traceparent?: string): Promise<CreateOutcome> {
-    const existing = this.#plants.get(key(plant.id))
+    const at = key(plant.id)
+    const existing = this.#plants.get(at)
     if (existing !== undefined) return outcomeOver(existing, plant)
     // A copy, so that the caller cannot change what is stored.
-    this.#plants.set(key(plant.id), plantOf(plant.id, plant.name, plant.tag))
+    this.#plants.set(at, plantOf(plant.id, plant.name, plant.tag))
     if (this.webhooks.hasSubscriptions) this.webhooks.enqueue(plant.id, newPlantPayload(plant), Date.now(), traceparent)
-    this.#ids.set(plant.id, undefined)
+    this.#keys.set(at, undefined)
     return 'created'
   }
 
@@ -43,18 +46,20 @@ export class MemoryStore implements PlantStorage {
     const page: StoredPlant[] = []
     const size = pageSize(limit)
     if (size === 0) return page
-    // (Keys from `after` on, itself included when stored: it is skipped.)
-    for (const id of this.#ids.keys(after)) {
-      if (id === after) continue
-      page.push({ ...this.#plants.get(key(id))! })
+    // (Keys from `after`'s on, itself included when stored: it is skipped.)
+    const from = after === undefined ? undefined : key(after)
+    for (const at of this.#keys.keys(from)) {
+      if (at === from) continue
+      page.push({ ...this.#plants.get(at)! })
       if (page.length === size) break
     }
     return page
   }
 
   async delete (id: bigint): Promise<boolean> {
-    if (!this.#plants.delete(key(id))) return false
-    this.#ids.delete(id)
+    const at = key(id)
+    if (!this.#plants.delete(at)) return false
+    this.#keys.delete(at)
     return true
   }
 
