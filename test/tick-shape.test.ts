@@ -7,7 +7,7 @@ import { setTimeout } from 'node:timers/promises'
 import { promisify } from 'node:util'
 import t from 'tap'
 import { holdTickShape } from '../lib/tick-shape.ts'
-import { median } from './cpu-time.ts'
+import { medianRatio } from './cpu-time.ts'
 
 const MODULE = new URL('../lib/tick-shape.ts', import.meta.url).href
 
@@ -45,12 +45,7 @@ async function cpu (mode: 'held' | 'none'): Promise<number> {
 t.test('with the hold, nextTicks after full collections cost less (CPU time, interleaved, median)', async (t) => {
   // Without it they cost some 2-7x as much on this machine: the records are
   // built in V8's runtime. No absolute time: the two are compared.
-  const ratios: number[] = []
-  for (let round = 0; round < 3; round++) {
-    const [none, held] = round % 2 === 0 ? [await cpu('none'), await cpu('held')] : [await cpu('held'), await cpu('none')].reverse() as [number, number]
-    ratios.push(none / held)
-  }
-  const ratio = median(ratios)
+  const ratio = await medianRatio(3, () => cpu('held'), () => cpu('none'))
   t.comment(`CPU time of 300,000 nextTicks without the hold / with it, median of 3: ${ratio.toFixed(2)}`)
   t.ok(ratio > 1.4, `the hold saves (${ratio.toFixed(2)}x)`)
 })

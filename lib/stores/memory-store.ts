@@ -45,13 +45,11 @@ export class MemoryStore implements PlantStorage {
   async list ({ after, limit }: ListOptions): Promise<StoredPlant[]> {
     const page: StoredPlant[] = []
     const size = pageSize(limit)
-    if (size === 0) return page
     // (Keys from `after`'s on, itself included when stored: it is skipped.)
     const from = after === undefined ? undefined : key(after)
     for (const at of this.#keys.keys(from)) {
-      if (at === from) continue
-      page.push({ ...this.#plants.get(at)! })
       if (page.length === size) break
+      if (at !== from) page.push({ ...this.#plants.get(at)! })
     }
     return page
   }

@@ -295,7 +295,6 @@ export class PostgresStore implements PlantStorage {
 
   async list ({ after, limit }: ListOptions): Promise<StoredPlant[]> {
     const size = pageSize(limit)
-    if (size === 0) return []
     const { rows } = after === undefined
       ? await this.#query<Row>('plant_store_list', [size])
       : await this.#query<Row>('plant_store_list_after', [after.toString(), size])

@@ -384,7 +384,6 @@ export class SqliteStore implements PlantStorage {
 
   async list ({ after, limit }: ListOptions): Promise<StoredPlant[]> {
     const size = pageSize(limit)
-    if (size === 0) return []
     const rows = await this.#batchRead((reader) => after === undefined ? reader.list.all(size) : reader.listAfter.all(after, size)) as unknown as Row[]
     return rows.map(toPlant)
   }
