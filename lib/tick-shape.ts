@@ -7,11 +7,11 @@
 // for microseconds: a full garbage collection finds none alive and drops
 // them. The next records build new hidden classes, and after a few such
 // collections the literal's stores give up on their caches for good
-// (megamorphic): from then on every record is built in V8's runtime, some
-// 4,400 instructions instead of a few hundred. A request takes about six
-// records. One record that stays alive keeps the classes. It has to be
-// held before the first full collection: once the caches have given up,
-// holding one no longer helps. And a fresh one is taken every so often:
+// (megamorphic): from then on every record is built in V8's runtime, at
+// several times the cost, and a request takes several records. One record
+// that stays alive keeps the classes. It has to be held before the first
+// full collection: once the caches have given up, holding one no longer
+// helps. And a fresh one is taken every so often:
 // when a field of the records widens (an async id that is no longer a
 // small integer, as under V8's coverage), V8 moves new records to a new
 // hidden class, and the hold has to follow them there.
