@@ -8,11 +8,12 @@ import contentTypeModule from 'fast-content-type-parse'
 import secureJson from 'secure-json-parse'
 import type { FastifyRequest } from 'fastify'
 import {
-  BodyIncompleteError, BodyNestedTooDeepError, BusyError, DuplicateHeaderError, InvalidJsonError, InvalidUtf8Error,
+  BodyIncompleteError, BodyNestedTooDeepError, BodyRequiredError, BusyError, DuplicateHeaderError, InvalidJsonError, InvalidUtf8Error,
   PayloadTooLargeError, UnsupportedCharsetError, UnsupportedEncodingError, UnsupportedMediaTypeError, clip
 } from './errors.ts'
 import type { MemoryBudget } from './socket-bounds.ts'
 import { NOT_AN_INT64, int64FromJsonNumber } from './int64.ts'
+import { headerCount } from './raw-headers.ts'
 import { RouteFacts } from './route-facts.ts'
 
 // fast-content-type-parse is CommonJS; its named export arrives on the default.
@@ -235,13 +236,6 @@ function readBody (stream: NodeJS.ReadableStream, length: number | undefined, li
   stream.resume()
 }
 
-function count (request: FastifyRequest, header: string): number {
-  let found = 0
-  const raw = request.raw.rawHeaders
-  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === header.length && raw[i]!.toLowerCase() === header) found++
-  return found
-}
-
 /**
  * Bodies of the operations that take one: UTF-8 JSON only, read within the
  * limit. An operation that takes no body gets none: its body, if any, is
@@ -257,8 +251,11 @@ export function createBodyParser ({ bodyLimit, memory }: BodyParserOptions) {
       const header = request.headers['content-type']
       const length = request.headers['content-length']
       const hasBody = request.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0')
-      if (!RouteFacts.takesBody(request) || (header === undefined && !hasBody)) return undefined
-      if (count(request, 'content-type') > 1) return new DuplicateHeaderError('Content-Type')
+      if (!RouteFacts.takesBody(request)) return undefined
+      // (Fastify reads no body, nor validates one, without a content type
+      // or a byte of it: a required one must not arrive undefined.)
+      if (header === undefined && !hasBody) return RouteFacts.of(request).bodyRequired === true ? new BodyRequiredError() : undefined
+      if (headerCount(request.raw, 'content-type') > 1) return new DuplicateHeaderError('Content-Type')
       if (header === undefined || !PLAIN_JSON.has(header)) {
         let mediaType
         try {

@@ -2,7 +2,7 @@
 // the generated api-types.ts, and the route table from the spec itself.
 import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import type { operations } from './api-types.ts'
-import { BodyRequiredError, MissingOperationError } from './errors.ts'
+import { MissingOperationError } from './errors.ts'
 import type { OpenApiDocument, OperationObject } from './spec.ts'
 
 /** The operations the service serves: the spec's webhooks (newPlant) are requests it sends, not answers. */
@@ -16,6 +16,8 @@ declare module 'fastify' {
     operational?: boolean
     /** The route's operationId (for metrics); none on routes of no operation. */
     operationId?: string
+    /** The spec says the request body is required: a request without one is refused before it is read. */
+    bodyRequired?: boolean
   }
 }
 
@@ -88,17 +90,14 @@ export function createOperationResolver (spec: OpenApiDocument, service: object,
     if (typeof method !== 'function') throw new MissingOperationError(operationId)
     const status = successStatus(operation)
     const textType = successTextType(operation, status)
-    const bodyRequired = operation.requestBody?.required === true
     routes.set(operationId, {
       config: {
         public: publicOperations.has(operationId) || (Array.isArray(operation.security) && operation.security.length === 0),
         operational: (operation.tags as string[] | undefined)?.includes('operations') === true,
-        operationId
+        operationId,
+        bodyRequired: operation.requestBody?.required === true
       },
       handler: async (request: FastifyRequest, reply: FastifyReply) => {
-        // A POST without a content type and without a body skips parsing
-        // and validation alike: a required body must not arrive undefined.
-        if (bodyRequired && request.body === undefined) throw new BodyRequiredError()
         const result = await method.call(service, request)
         if (textType !== undefined) reply.type(textType)
         return reply.code(status).send(result)

@@ -49,6 +49,32 @@ function int64Members (schema: unknown, names = new Set<string>()): Set<string> 
   return names
 }
 
+const JSON_TYPE = 'application/json'
+
+// A request body's or an answer's schema when JSON is its one media type;
+// anything else as it is.
+function jsonSchemaOf (part: unknown): unknown {
+  const content = (part as { content?: Record<string, { schema?: unknown }> } | undefined)?.content
+  if (content === undefined) return part
+  const types = Object.keys(content)
+  return types.length === 1 && types[0] === JSON_TYPE && content[JSON_TYPE]!.schema !== undefined ? content[JSON_TYPE]!.schema : part
+}
+
+// A route's schema with each JSON-only body and answer given by its schema
+// alone: Fastify then finds their validator and serializer by status, where
+// schemas by media type make it parse the request's and the answer's
+// content type to find them, on every request. (The body parser takes
+// JSON alone, and every answer but the metrics' text is JSON.) An optional
+// body keeps its schema by media type, which Fastify skips when none came.
+function byStatusOnly (schema: NonNullable<RouteOptions['schema']>, bodyRequired: boolean): RouteOptions['schema'] {
+  const response = schema.response as Record<string, unknown> | undefined
+  return {
+    ...schema,
+    ...(schema.body !== undefined && bodyRequired && { body: jsonSchemaOf(schema.body) }),
+    ...(response !== undefined && { response: Object.fromEntries(Object.entries(response).map(([status, part]) => [status, jsonSchemaOf(part)])) })
+  }
+}
+
 // A route URL (`/plants/:id`) as a pattern for request paths.
 function pathPattern (url: string): RegExp {
   const escaped = url.replace(/[.*+?^$()|[\]\\{}]/g, '\\$&').replace(/:[^/]+/g, '[^/]+')
@@ -64,8 +90,12 @@ export class RouteFacts {
     this.#extraMethods = extraMethods
   }
 
-  /** An onRoute hook: records the route, and the int64 members of its body in its config. */
+  /**
+   * An onRoute hook: records the route, and the int64 members of its body
+   * in its config; JSON-only bodies and answers get their schemas by status.
+   */
   readonly onRoute = (route: RouteOptions): void => {
+    if (route.schema !== undefined) route.schema = byStatusOnly(route.schema, route.config?.bodyRequired === true)
     const body = route.schema?.body as { content?: Record<string, { schema?: unknown }> } | undefined
     if (body !== undefined) {
       const members = int64Members(body.content?.['application/json']?.schema ?? body)

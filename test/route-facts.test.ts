@@ -28,3 +28,29 @@ t.test('an int64 below the top level fails, however often its schema is shared',
   t.throws(() => facts.onRoute(route('/items', { type: 'array', items: nested })), /must be an object whose top-level properties hold the int64s/)
   t.doesNotThrow(() => facts.onRoute(route('/plain', { properties: { a: plain, b: { allOf: [plain] } } })), 'a shared part without an int64 stays harmless')
 })
+
+t.test('JSON-only bodies (when required) and answers are given to Fastify by status alone', async (t) => {
+  const facts = new RouteFacts()
+  const json = (schema: unknown) => ({ content: { 'application/json': { schema } } })
+  const body = { type: 'object', properties: { id: INT64 } }
+  const answer = { type: 'object', properties: { name: { type: 'string' } } }
+  const text = { content: { 'text/plain': { schema: { type: 'string' } } } }
+  const both = { content: { 'application/json': { schema: answer }, 'application/xml': { schema: answer } } }
+  const required: RouteOptions = { ...route('/required', json(body)), config: { bodyRequired: true } }
+  required.schema!.response = { 200: json(answer), 400: both, 500: text, 204: { description: 'none' } }
+  facts.onRoute(required)
+  t.same(required.schema!.body, body, 'a required JSON body: its schema')
+  t.same([...required.config!.int64Members!], ['id'])
+  const response = required.schema!.response as Record<string, unknown>
+  t.same(response[200], answer, 'a JSON answer: its schema')
+  t.same(response[400], both, 'an answer of two media types keeps them')
+  t.same(response[500], text, 'a text answer keeps its media type')
+  t.same(response[204], { description: 'none' }, 'an answer without content stays as it is')
+
+  // Fastify skips an optional body's schema by media type when no body
+  // came; given by status alone, it would validate the missing one.
+  const optional = route('/optional', json(body))
+  facts.onRoute(optional)
+  t.same(optional.schema!.body, json(body), 'an optional body keeps its media type')
+  t.same([...optional.config!.int64Members!], ['id'])
+})
