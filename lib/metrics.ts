@@ -8,7 +8,7 @@ import type { AnyRegistry, CounterSeries, HistogramSeries } from './metric-serie
 import { BACKLOG_COUNT_LIMIT } from './stores/webhook-storage.ts'
 import type { AttemptOutcome, Backlog, WebhookStorage } from './stores/webhook-storage.ts'
 import { wrapStore } from './stores/plant-storage.ts'
-import type { PlantStorage, PoolCounts, StoreObserver } from './stores/plant-storage.ts'
+import type { Around, PlantStorage, PoolCounts, StoreObserver } from './stores/plant-storage.ts'
 
 /** What the readiness gauges read. */
 export interface StateSource {
@@ -123,19 +123,30 @@ export class PlantStoreMetrics {
 
   /** A store whose operations are timed and whose webhook attempts are counted. */
   instrument (store: PlantStorage, name: string): PlantStorage {
-    const perOperation = new Map<string, HistogramSeries>()
-    const timed = (operation: string, _args: unknown[], call: () => Promise<unknown>) => {
-      let series = perOperation.get(operation)
-      if (series === undefined) perOperation.set(operation, series = this.#storeDurations.series(`${name} ${operation}`, { store: name, operation }))
-      const start = performance.now()
-      const end = () => series.observe((performance.now() - start) / 1000)
-      // (The caller gets the same settlement as without metrics: a rejection
-      // it drops is still reported as unhandled.)
-      return call().then((value) => { end(); return value }, (err: unknown) => { end(); throw err })
+    const timed: Around = (operation, method) => {
+      // (Made on the first call: operations never called show no series.)
+      let series: HistogramSeries | undefined
+      return (...args) => {
+        const observed = series ??= this.#storeDurations.series(`${name} ${operation}`, { store: name, operation })
+        const start = performance.now()
+        // (The caller gets the same settlement as without metrics: a
+        // rejection it drops is still reported as unhandled.)
+        return method(...args).then((value) => {
+          observed.observe((performance.now() - start) / 1000)
+          return value
+        }, (err: unknown) => {
+          observed.observe((performance.now() - start) / 1000)
+          throw err
+        })
+      }
     }
-    return wrapStore(store, timed, (operation, args, call) => {
-      if (operation === 'record') for (const outcome of args[0] as AttemptOutcome[]) this.#deliveries.inc({ outcome: outcomeOf(outcome) })
-      return timed(operation, args, call)
+    return wrapStore(store, timed, (operation, method) => {
+      const call = timed(operation, method)
+      if (operation !== 'record') return call
+      return (outcomes: AttemptOutcome[], ...rest) => {
+        for (const outcome of outcomes) this.#deliveries.inc({ outcome: outcomeOf(outcome) })
+        return call(outcomes, ...rest)
+      }
     })
   }
 

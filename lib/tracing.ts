@@ -41,8 +41,8 @@ function currentTraceparent (): string | undefined {
  */
 export function tracedStore (store: PlantStorage, name: string): PlantStorage {
   const attributes = { 'db.system.name': DB_SYSTEM[name] ?? name }
-  return wrapStore(store, (operation, args, call) => tracer().startActiveSpan(`plant-store ${operation}`, { kind: SpanKind.CLIENT, attributes: { ...attributes, 'db.operation.name': operation } }, (span) => {
-    if (operation !== 'create' || args[1] !== undefined) return ended(span, call())
+  return wrapStore(store, (operation, method) => (...args) => tracer().startActiveSpan(`plant-store ${operation}`, { kind: SpanKind.CLIENT, attributes: { ...attributes, 'db.operation.name': operation } }, (span) => {
+    if (operation !== 'create' || args[1] !== undefined) return ended(span, method(...args))
     // A store that commits in batches (SQLite) says when the write's
     // transaction began and ended: the create's wait for it, and the
     // commit, are spans of their own.

@@ -104,22 +104,28 @@ export function outcomeOver (stored: PlantContent, plant: PlantContent): 'replay
   return stored.name === plant.name && (stored.tag ?? undefined) === (plant.tag ?? undefined) ? 'replayed' : 'conflict'
 }
 
-/** What a wrapper does around one operation: time it, trace it. */
-export type Around = (operation: string, args: unknown[], call: () => Promise<unknown>) => Promise<unknown>
+type Method = (...args: any[]) => Promise<unknown>
+
+/**
+ * What a wrapper does around one operation (time it, trace it): given the
+ * operation's name and its method (bound to the store), the method to call
+ * instead. Made once per operation, so that a call costs what the wrapper
+ * does and no lookup of its own.
+ */
+export type Around = (operation: string, method: Method) => Method
 
 const PLANT_OPERATIONS = ['create', 'get', 'list', 'delete', 'ping'] as const
 const WEBHOOK_OPERATIONS = ['subscribe', 'subscriptions', 'subscription', 'unsubscribe', 'deliveries', 'retry', 'claim', 'record', 'release', 'backlog'] as const
 
 function around<T extends object> (target: T, operations: readonly string[], wrap: Around, bound: readonly string[]): T {
-  // A plain object over the store: its methods are called on it, so that
+  // A plain object over the store: its methods are bound to it, so that
   // its private fields stay reachable.
   const wrapped: Record<string, unknown> = {}
-  const methods = target as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>
+  const methods = target as unknown as Record<string, Method>
   for (const operation of operations) {
-    if (typeof methods[operation] !== 'function') continue
-    wrapped[operation] = (...args: unknown[]) => wrap(operation, args, () => methods[operation]!.apply(target, args))
+    if (typeof methods[operation] === 'function') wrapped[operation] = wrap(operation, methods[operation].bind(target))
   }
-  for (const name of bound) if (typeof methods[name] === 'function') wrapped[name] = methods[name]!.bind(target)
+  for (const name of bound) if (typeof methods[name] === 'function') wrapped[name] = methods[name].bind(target)
   return wrapped as T
 }
 
