@@ -14,6 +14,7 @@ import {
   BadHttpRequestError, BadUrlError, DuplicateHeaderError, ExpectationFailedError, HeadersTooLargeError, InvalidHostError, MissingHostError,
   RETRY_AFTER_SECONDS, RequestTimeoutError, TooManyConnectionsError, clip
 } from './errors.ts'
+import { headerCount } from './raw-headers.ts'
 import { LINGER_MS, closeInStages, hasUnreadBody } from './socket-bounds.ts'
 
 // (Not `import … from 'node:http'`: the ESM facade of node:http reads every
@@ -182,13 +183,6 @@ export function edgeServerOptions (limits: EdgeLimits): FastifyHttpOptions<Serve
 // is an IP literal in brackets or a reg-name (IPv4 addresses are one).
 const HOST = /^(?:\[[0-9A-Fa-f:.]+\]|[\w\-.~!$&'()*+,;=%]*)(?::\d*)?$/
 
-function hostCount (request: IncomingMessage): number {
-  let count = 0
-  const raw = request.rawHeaders
-  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === 4 && raw[i]!.toLowerCase() === 'host') count++
-  return count
-}
-
 /** Requests whose `Expect: 100-continue` waits until their body is wanted (the plugin sends it). */
 export const awaitingContinue = new WeakSet<IncomingMessage>()
 
@@ -224,16 +218,20 @@ export function guardEdge (app: FastifyInstance, limits: EdgeLimits): void {
     answerAndClose(socket, rawAnswer(new BadHttpRequestError('CONNECT is not served: this server is no proxy')))
   })
 
+  // The last Host found valid: clients send the same one again and again.
+  let validHost = ''
   app.addHook('onRequest', (request, reply, done) => {
     // RFC 9112 §3.2: an HTTP/1.1 request without Host, or with more than
     // one, is a 400. (This hook runs before the plugin's, which would
     // otherwise name the request.)
     const host = request.headers.host
-    const error = request.raw.httpVersion === '1.1' && host === undefined
-      ? new MissingHostError()
-      : hostCount(request.raw) > 1
-        ? new DuplicateHeaderError('Host')
-        : host !== undefined && !HOST.test(host) ? new InvalidHostError(clip(host)) : undefined
+    let error: Error | undefined
+    if (request.raw.httpVersion === '1.1' && host === undefined) error = new MissingHostError()
+    else if (headerCount(request.raw, 'host') > 1) error = new DuplicateHeaderError('Host')
+    else if (host !== undefined && host !== validHost) {
+      if (HOST.test(host)) validHost = host
+      else error = new InvalidHostError(clip(host))
+    }
     if (error === undefined) return done()
     reply.header('x-request-id', request.id)
     done(error)

@@ -179,7 +179,9 @@ t.test('the edge of a real server, as a hostile client meets it', { jobs: 8 }, a
   t.test('two Host header lines, or a Host that is not a host: 400', async (t) => {
     const cases: Array<[string, string]> = [
       ['two Host lines', 'Host: x\r\nHost: y\r\n'],
+      ['two Host lines, named in other cases', 'hOST: x\r\nHOST: x\r\n'],
       ['a Host with a space', 'Host: a b\r\n'],
+      ['a valid Host with more after it', 'Host: x y\r\n'],
       ['a Host with a path and user info', 'Host: a/b@c\r\n']
     ]
     for (const [what, host] of cases) {
@@ -290,7 +292,8 @@ t.test('the edge of a real server, as a hostile client meets it', { jobs: 8 }, a
       ['an unknown HTTP version', 'GET /healthz HTTP/7.1\r\nHost: x\r\n\r\n', 400],
       ['bad chunked framing', `POST /plants HTTP/1.1\r\nHost: x\r\n${AUTH}Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n`, 400],
       ['a gzip body (no content coding is served)', `POST /plants HTTP/1.1\r\nHost: x\r\n${AUTH}Content-Type: application/json\r\nContent-Encoding: gzip\r\nContent-Length: 20\r\n\r\n`, 415],
-      ['two Content-Type header lines', `POST /plants HTTP/1.1\r\nHost: x\r\n${AUTH}Content-Type: application/json\r\nContent-Type: text/plain\r\nContent-Length: 20\r\n\r\n`, 400]
+      ['two Content-Type header lines', `POST /plants HTTP/1.1\r\nHost: x\r\n${AUTH}Content-Type: application/json\r\nContent-Type: text/plain\r\nContent-Length: 20\r\n\r\n`, 400],
+      ['two Content-Type header lines, named in other cases', `POST /plants HTTP/1.1\r\nHost: x\r\n${AUTH}content-type: application/json\r\nCONTENT-TYPE: application/json\r\nContent-Length: 20\r\n\r\n`, 400]
     ]
     for (const [what, request, status] of cases) {
       const client = open(t, server.url)
