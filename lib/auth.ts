@@ -16,12 +16,21 @@ import { RouteFacts } from './route-facts.ts'
  */
 export function createTokenCheck (tokens: readonly string[]): (token: string) => boolean {
   const accepted = tokens.map((token) => Buffer.from(token))
+  // The presented token is written (UTF-8) into one buffer, made once, 4
+  // bytes longer than the longest accepted token. write() stops before a
+  // character that does not fit, and none is longer than 4 bytes: a token
+  // longer than every accepted one still writes more bytes than any of
+  // them has, and so matches none. Each accepted token is compared with a
+  // view of the buffer of its own length.
+  const scratch = Buffer.alloc(Math.max(0, ...accepted.map((candidate) => candidate.length)) + 4)
+  const views = accepted.map((candidate) => scratch.subarray(0, candidate.length))
   return (token) => {
-    const presented = Buffer.from(token)
+    const written = scratch.write(token)
     let match = false
-    for (const candidate of accepted) {
-      const sameLength = candidate.length === presented.length
-      const equal = timingSafeEqual(candidate, sameLength ? presented : candidate)
+    for (let i = 0; i < accepted.length; i++) {
+      const candidate = accepted[i]!
+      const sameLength = candidate.length === written
+      const equal = timingSafeEqual(candidate, sameLength ? views[i]! : candidate)
       match ||= equal && sameLength
     }
     return match
