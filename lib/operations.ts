@@ -97,10 +97,13 @@ export function createOperationResolver (spec: OpenApiDocument, service: object,
         operationId,
         bodyRequired: operation.requestBody?.required === true
       },
-      handler: async (request: FastifyRequest, reply: FastifyReply) => {
-        const result = await method.call(service, request)
+      // (Not async: Fastify sends what the method's promise resolves to, or
+      // the error it rejects with. An async handler that sent the answer
+      // itself cost a promise of its own and the reply's as a thenable.)
+      handler: (request: FastifyRequest, reply: FastifyReply) => {
+        reply.code(status)
         if (textType !== undefined) reply.type(textType)
-        return reply.code(status).send(result)
+        return method.call(service, request)
       }
     } as RouteOptions) // glue adds method, url and schema
   }
