@@ -152,39 +152,55 @@ export function authObserver (metrics: { authFailed (): void, authThrottled (): 
   }
 }
 
+/** The API's guard: what passes at once, and the onRequest step for the rest. */
+export interface AuthHook {
+  /**
+   * Whether a request passes without waiting: it needs no token (routes of
+   * no operation, operations marked public) or carries a valid one, the
+   * common case (createBearerCheck).
+   */
+  passes (request: FastifyRequest): boolean
+  /** The onRequest step: what `passes` lets through, else bearer-auth's verdict and the failure limit. */
+  authenticate: RequestStep
+}
+
 /**
- * The onRequest hook that guards the API: the spec's operations need a
- * valid token, but for those it marks `security: []`; the plugin's other
- * routes (docs, 404, 405) are not its to guard. A client address that
- * keeps failing gets 429 until its window ends, but its requests with a
- * valid token are never counted nor refused.
+ * The guard of the API: the spec's operations need a valid token, but for
+ * those it marks `security: []`; the plugin's other routes (docs, 404,
+ * 405) are not its to guard. A client address that keeps failing gets 429
+ * until its window ends, but its requests with a valid token are never
+ * counted nor refused.
  */
-export function createAuthHook (verify: RequestStep, checkFailures?: CheckFailures, observer?: AuthObserver, accepts?: (header: string | undefined) => boolean): RequestStep {
-  return function authenticate (request, reply, done) {
+export function createAuthHook (verify: RequestStep, checkFailures?: CheckFailures, observer?: AuthObserver, accepts?: (header: string | undefined) => boolean): AuthHook {
+  const passes = (request: FastifyRequest): boolean => {
     const route = RouteFacts.of(request)
-    if (route.operationId === undefined || route.public === true) return done()
-    // A valid token, the common case, passes here (createBearerCheck).
-    if (accepts?.(request.headers.authorization) === true) return done()
-    verify(request, reply, (err) => {
-      if (err === undefined) return done()
-      if (checkFailures === undefined) {
-        observer?.failed()
-        return done(err)
-      }
-      checkFailures(request).then((limit) => {
-        observer?.limitCounted()
-        if (limit.isAllowed || !limit.isExceeded) {
+    return route.operationId === undefined || route.public === true || accepts?.(request.headers.authorization) === true
+  }
+  return {
+    passes,
+    authenticate (request, reply, done) {
+      if (passes(request)) return done()
+      verify(request, reply, (err) => {
+        if (err === undefined) return done()
+        if (checkFailures === undefined) {
           observer?.failed()
           return done(err)
         }
-        observer?.throttled()
-        const tooMany = new TooManyAuthFailuresError(limit.ttlInSeconds ?? 1)
-        done(Object.assign(tooMany, { retryAfter: limit.ttlInSeconds ?? 1 }))
-      }, (limitError: Error) => {
-        observer?.limitFailed(limitError)
-        observer?.failed()
-        done(err)
+        checkFailures(request).then((limit) => {
+          observer?.limitCounted()
+          if (limit.isAllowed || !limit.isExceeded) {
+            observer?.failed()
+            return done(err)
+          }
+          observer?.throttled()
+          const tooMany = new TooManyAuthFailuresError(limit.ttlInSeconds ?? 1)
+          done(Object.assign(tooMany, { retryAfter: limit.ttlInSeconds ?? 1 }))
+        }, (limitError: Error) => {
+          observer?.limitFailed(limitError)
+          observer?.failed()
+          done(err)
+        })
       })
-    })
+    }
   }
 }

@@ -7,7 +7,7 @@ import bearerAuth from '@fastify/bearer-auth'
 import rateLimit from '@fastify/rate-limit'
 import openapiGlue from 'fastify-openapi-glue'
 import fp from 'fastify-plugin'
-import type { FastifyPluginAsync } from 'fastify'
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import type { Redis } from 'ioredis'
 import type { AnyRegistry } from './metric-series.ts'
 import { PlantService } from '../service/plant-service.ts'
@@ -260,7 +260,7 @@ const plantStore: FastifyPluginAsync<PlantStoreOptions> = async function plantSt
   }
 
   // The token is checked before the body is even read.
-  const authenticate = createAuthHook(verifyBearerAuth, failureLimit === false
+  const auth = createAuthHook(verifyBearerAuth, failureLimit === false
     ? undefined
     : fastify.createRateLimit({ ...failureLimit, keyGenerator: failureKey }), authObserver(metrics, fastify.log), createBearerCheck(tokenCheck))
   // Past authentication: a body that will not be read is refused before
@@ -276,7 +276,7 @@ const plantStore: FastifyPluginAsync<PlantStoreOptions> = async function plantSt
   }
   // What every request goes through before anything answers it, CORS's
   // preflights included.
-  const admit: RequestStep = (request, reply, done) => {
+  const admit = (request: FastifyRequest, reply: FastifyReply): void => {
     // Every answer names its request, so that a client can quote it and
     // the log can be searched for it.
     reply.header('x-request-id', request.id)
@@ -290,8 +290,13 @@ const plantStore: FastifyPluginAsync<PlantStoreOptions> = async function plantSt
     if ((request.headers['content-type'] !== undefined || request.method === 'QUERY') && RouteFacts.of(request).takesBody !== true && !BODYLESS.has(request.method)) {
       request.headers['content-type'] = IGNORED_BODY_TYPE
     }
-    // A connection's answers are made one at a time, while it reads them.
-    answers.awaitTurn(request, reply, done)
+  }
+  // A connection's answers are made one at a time, while it reads them.
+  // (Steps that can go on at once call the next one directly: a callback
+  // per step would be a closure per request.)
+  const afterTurn = (request: FastifyRequest, reply: FastifyReply, next: RequestStep, done: (err?: Error) => void) => {
+    if (answers.inTurn(request, reply)) next(request, reply, done)
+    else answers.awaitTurn(request, reply, () => next(request, reply, done))
   }
   // What a request for the API goes through after CORS has set its headers,
   // so that a page can read the refusal.
@@ -299,10 +304,14 @@ const plantStore: FastifyPluginAsync<PlantStoreOptions> = async function plantSt
     // Overloaded: the API answers 503 at once; health checks and metrics
     // still answer, /readyz with the reason.
     if (lifecycle.overloaded !== undefined && !RouteFacts.of(request).operational) return done(new NotReadyError('overloaded'))
-    authenticate(request, reply, (err) => err === undefined ? admitBody(request, reply, done) : done(err))
+    if (auth.passes(request)) return admitBody(request, reply, done)
+    auth.authenticate(request, reply, (err) => err === undefined ? admitBody(request, reply, done) : done(err))
   }
   if (corsOn) {
-    fastify.addHook('onRequest', admit)
+    fastify.addHook('onRequest', (request, reply, done) => {
+      admit(request, reply)
+      answers.awaitTurn(request, reply, done)
+    })
     // Preflight requests carry no token: CORS answers them (in its own
     // onRequest hook, which ends there) before any auth, with the methods
     // the path serves.
@@ -321,7 +330,8 @@ const plantStore: FastifyPluginAsync<PlantStoreOptions> = async function plantSt
   } else {
     // (One hook stage, not two: each costs every request.)
     fastify.addHook('onRequest', (request, reply, done) => {
-      admit(request, reply, (err) => err === undefined ? guard(request, reply, done) : done(err))
+      admit(request, reply)
+      afterTurn(request, reply, guard, done)
     })
   }
 

@@ -99,6 +99,14 @@ function whenDrained (socket: Socket, go: () => void): void {
  */
 export function createAnswerFlow ({ maxPipelined, writeTimeout, memory }: AnswerFlowOptions) {
   return {
+    /** Whether it is the request's turn now: nothing before it is unwritten (the common case). */
+    inTurn (request: FastifyRequest, reply: FastifyReply): boolean {
+      const socket = request.raw.socket as Socket | null
+      // (The sockets of Fastify's inject() carry no connection to bound.)
+      if (!socket || typeof socket.destroySoon !== 'function') return true
+      return reply.raw.socket !== null && socket.writableLength <= socket.writableHighWaterMark
+    },
+
     /** In onRequest: continues (`go`) when it is this request's turn. */
     awaitTurn (request: FastifyRequest, reply: FastifyReply, go: () => void): void {
       const socket = request.raw.socket as Socket | null
