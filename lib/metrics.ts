@@ -75,7 +75,7 @@ export class PlantStoreMetrics {
     const registers = [this.registry]
 
     this.#requests = this.#own(new LabelledCounter({ name: 'plant_store_http_requests_total', help: 'HTTP requests answered, by operationId (`none` for no operation), method and status code', registers }))
-    this.#durations = this.#own(new LabelledHistogram({ name: 'plant_store_http_request_duration_seconds', help: 'Time from a request\'s arrival to its answer being written', buckets: LATENCY_BUCKETS, registers }))
+    this.#durations = this.#own(new LabelledHistogram({ name: 'plant_store_http_request_duration_seconds', help: 'Time from a request\'s arrival to its answer being sent', buckets: LATENCY_BUCKETS, registers }))
     this.#authFailures = this.#own(new Counter({ name: 'plant_store_auth_failures_total', help: 'Requests refused 401: no token, or one not accepted', registers }))
     this.#authThrottled = this.#own(new Counter({ name: 'plant_store_auth_throttled_total', help: 'Requests refused 429: their client address failed authentication too often', registers }))
     this.#authLimitErrors = this.#own(new Counter({ name: 'plant_store_auth_limit_errors_total', help: 'Failed authentications the limit could not count (its store, Redis, did not answer): the limit failed open', registers }))
