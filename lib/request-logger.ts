@@ -23,18 +23,31 @@ interface PinoLogger extends FastifyBaseLogger {
   msgPrefix?: string
 }
 
+type FactoryOptions = Parameters<Factory>[2]
+type RawRequest = Parameters<Factory>[3]
+
+// (What the factory is called with is kept as fields, not in a closure: one
+// object per request rather than three.)
 class LazyRequestLogger {
   readonly #parent: PinoLogger
-  readonly #make: () => PinoLogger
+  readonly #factory: Factory
+  readonly #instance: FastifyInstance
+  readonly #bindings: Bindings
+  readonly #options: FactoryOptions
+  readonly #rawRequest: RawRequest
   #child: PinoLogger | undefined
 
-  constructor (parent: PinoLogger, make: () => PinoLogger) {
+  constructor (parent: PinoLogger, factory: Factory, instance: FastifyInstance, bindings: Bindings, options: FactoryOptions, rawRequest: RawRequest) {
     this.#parent = parent
-    this.#make = make
+    this.#factory = factory
+    this.#instance = instance
+    this.#bindings = bindings
+    this.#options = options
+    this.#rawRequest = rawRequest
   }
 
   #real (): PinoLogger {
-    this.#child ??= this.#make()
+    this.#child ??= this.#factory.call(this.#instance, this.#parent, this.#bindings, this.#options, this.#rawRequest) as PinoLogger
     return this.#child
   }
 
@@ -100,7 +113,6 @@ export function lazyChildLoggerFactory (inherited: Factory): Factory {
     if (!saysLevels(logger) || options.level !== undefined) {
       return inherited.call(this, logger, bindings, options, rawRequest)
     }
-    const make = () => inherited.call(this, logger, bindings, options, rawRequest) as PinoLogger
-    return new LazyRequestLogger(logger, make) as unknown as FastifyBaseLogger
+    return new LazyRequestLogger(logger, inherited, this, bindings, options, rawRequest) as unknown as FastifyBaseLogger
   }
 }
