@@ -182,10 +182,14 @@ const plantStore: FastifyPluginAsync<PlantStoreOptions> = async function plantSt
     metrics.watch({ state: lifecycle, webhooks: dispatcher && opened.webhooks, pool: opened.poolCounts && (() => opened.poolCounts!()) })
   }
   // Each answer is counted as it is sent (onSend, below): an onResponse
-  // hook of its own would cost every request Fastify's hook runner.
+  // hook of its own would cost every request Fastify's hook runner. One
+  // whose client is gone is not: it will never be written.
   const count = metrics === undefined
     ? () => {}
-    : (request: FastifyRequest, reply: FastifyReply) => metrics.request(RouteFacts.of(request).operationId ?? 'none', request.method, reply.statusCode, reply.elapsedTime / 1000)
+    : (request: FastifyRequest, reply: FastifyReply) => {
+        if (request.raw.socket?.destroyed === true) return
+        metrics.request(RouteFacts.of(request).operationId ?? 'none', request.method, reply.statusCode, reply.elapsedTime / 1000)
+      }
 
   // Each request's logger is made when it first writes at a kept level,
   // where that changes nothing a host could see (request-logger.ts).

@@ -277,3 +277,26 @@ t.test('two stores instrumented by one metrics instance keep their own series; a
   t.equal(sample(text, 'plant_store_store_operation_duration_seconds_count{store="second",operation="get"}'), 2, 'failed operations are timed too')
   metrics.close()
 })
+
+t.test('an answer whose client left before it was ready is not counted', async (t) => {
+  // A store whose get takes a while: the client hangs up meanwhile.
+  const store = new MemoryStore()
+  const get = store.get.bind(store)
+  store.get = async (id) => { await new Promise((resolve) => setTimeout(resolve, 300)); return get(id) }
+  const app = Fastify()
+  await app.register(plantStore, { tokens: [TOKEN], database: store })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  t.teardown(() => app.close())
+  const { port } = app.server.address() as { port: number }
+  const { connect } = await import('node:net')
+  const socket = connect(port, '127.0.0.1')
+  await new Promise((resolve) => socket.once('connect', resolve))
+  socket.write(`GET /plants/50 HTTP/1.1\r\nHost: x\r\nAuthorization: ${AUTH.authorization}\r\n\r\n`)
+  await new Promise((resolve) => setTimeout(resolve, 50))
+  socket.destroy()
+  await new Promise((resolve) => setTimeout(resolve, 500))
+  const answered = await app.inject({ url: '/plants/51', headers: AUTH })
+  t.equal(answered.statusCode, 404)
+  const text = await scrape(app)
+  t.equal(sample(text, 'plant_store_http_requests_total{operation="getPlant",method="GET",status="404"}'), 1, 'only the request whose client stayed')
+})
