@@ -38,7 +38,9 @@ function statusOf (error: FastifyError): number {
 
 export function createErrorHandler (options: ErrorHandlerOptions) {
   const challenge = `Bearer realm="${options.realm}"`
-  return function errorHandler (error: FastifyError, request: FastifyRequest, reply: FastifyReply): ErrorBody {
+  return function errorHandler (thrown: FastifyError, request: FastifyRequest, reply: FastifyReply): ErrorBody {
+    // (A custom store or host hook may reject with anything, null included.)
+    const error = typeof thrown === 'object' && thrown !== null ? thrown : new Error(`rejected with ${String(thrown)}`) as FastifyError
     const status = statusOf(error)
     reply.code(status)
     if (status === 503) {

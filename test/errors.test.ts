@@ -58,6 +58,17 @@ t.test('an unexpected exception answers 500 without internals; the log has them'
   t.match(logged, { level: 50, err: { message: 'disk on fire at /var/lib/secret.db', stack: /BrokenStore/ } })
 })
 
+t.test('a store that rejects with something other than an Error (null, a string): 500 in the Error shape', async (t) => {
+  for (const reason of [null, undefined, 'no', 42]) {
+    const store = new MemoryStore()
+    store.create = () => Promise.reject(reason)
+    const app = await build(t, { database: store })
+    const res = await app.inject({ method: 'POST', url: '/plants', headers: AUTH, payload: { id: 1, name: 'x' } })
+    t.equal(res.statusCode, 500, String(reason))
+    t.match(res.json(), { error: 500, message: /^Internal server error/ }, String(reason))
+  }
+})
+
 t.test('HEAD is served where GET is, and Allow says so', async (t) => {
   const app = await build(t)
   const head = await app.inject({ method: 'HEAD', url: '/plants', headers: AUTH })
