@@ -299,13 +299,6 @@ const plantStore: FastifyPluginAsync<PlantStoreOptions> = async function plantSt
       request.headers['content-type'] = IGNORED_BODY_TYPE
     }
   }
-  // A connection's answers are made one at a time, while it reads them.
-  // (Steps that can go on at once call the next one directly: a callback
-  // per step would be a closure per request.)
-  const afterTurn = (request: FastifyRequest, reply: FastifyReply, next: RequestStep, done: (err?: Error) => void) => {
-    if (answers.inTurn(request, reply)) next(request, reply, done)
-    else answers.awaitTurn(request, reply, () => next(request, reply, done))
-  }
   // What a request for the API goes through after CORS has set its headers,
   // so that a page can read the refusal.
   const guard: RequestStep = (request, reply, done) => {
@@ -339,7 +332,11 @@ const plantStore: FastifyPluginAsync<PlantStoreOptions> = async function plantSt
     // (One hook stage, not two: each costs every request.)
     fastify.addHook('onRequest', (request, reply, done) => {
       admit(request, reply)
-      afterTurn(request, reply, guard, done)
+      // A connection's answers are made one at a time, while it reads them.
+      // (In turn, the common case, the guard runs at once: a callback per
+      // step would be a closure per request.)
+      if (answers.inTurn(request, reply)) guard(request, reply, done)
+      else answers.awaitTurn(request, reply, () => guard(request, reply, done))
     })
   }
 

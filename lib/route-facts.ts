@@ -51,13 +51,16 @@ function int64Members (schema: unknown, names = new Set<string>()): Set<string> 
 
 const JSON_TYPE = 'application/json'
 
+type Part = { content?: Record<string, { schema?: unknown }> } | undefined
+
+// A request body's or an answer's JSON schema, where it has one by media type.
+const jsonContentOf = (part: unknown): unknown => (part as Part)?.content?.[JSON_TYPE]?.schema
+
 // A request body's or an answer's schema when JSON is its one media type;
 // anything else as it is.
 function jsonSchemaOf (part: unknown): unknown {
-  const content = (part as { content?: Record<string, { schema?: unknown }> } | undefined)?.content
-  if (content === undefined) return part
-  const types = Object.keys(content)
-  return types.length === 1 && types[0] === JSON_TYPE && content[JSON_TYPE]!.schema !== undefined ? content[JSON_TYPE]!.schema : part
+  const json = jsonContentOf(part)
+  return json !== undefined && Object.keys((part as Part)!.content!).length === 1 ? json : part
 }
 
 // A route's schema with each JSON-only body and answer given by its schema
@@ -96,9 +99,9 @@ export class RouteFacts {
    */
   readonly onRoute = (route: RouteOptions): void => {
     if (route.schema !== undefined) route.schema = byStatusOnly(route.schema, route.config?.bodyRequired === true)
-    const body = route.schema?.body as { content?: Record<string, { schema?: unknown }> } | undefined
+    const body = route.schema?.body
     if (body !== undefined) {
-      const members = int64Members(body.content?.['application/json']?.schema ?? body)
+      const members = int64Members(jsonContentOf(body) ?? body)
       route.config = { ...route.config, int64Members: members, takesBody: true }
     }
     // Wildcards (static files, the CORS preflight route) name no path of

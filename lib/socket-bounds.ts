@@ -83,8 +83,18 @@ export interface AnswerFlowOptions {
 // Requests of each connection waiting behind its current answer.
 const waiting = new WeakMap<Socket, number>()
 
+// The connection of a request, or null for the sockets of Fastify's
+// inject(), which carry no connection to bound.
+function connectionOf (request: FastifyRequest): Socket | null {
+  const socket = request.raw.socket as Socket | null
+  return socket && typeof socket.destroySoon === 'function' ? socket : null
+}
+
+// What the socket holds unwritten fits its buffer: the client is reading.
+const drained = (socket: Socket): boolean => socket.writableLength <= socket.writableHighWaterMark
+
 function whenDrained (socket: Socket, go: () => void): void {
-  if (socket.writableLength <= socket.writableHighWaterMark) go()
+  if (drained(socket)) go()
   else socket.once('drain', go)
 }
 
@@ -101,18 +111,15 @@ export function createAnswerFlow ({ maxPipelined, writeTimeout, memory }: Answer
   return {
     /** Whether it is the request's turn now: nothing before it is unwritten (the common case). */
     inTurn (request: FastifyRequest, reply: FastifyReply): boolean {
-      const socket = request.raw.socket as Socket | null
-      // (The sockets of Fastify's inject() carry no connection to bound.)
-      if (!socket || typeof socket.destroySoon !== 'function') return true
-      return reply.raw.socket !== null && socket.writableLength <= socket.writableHighWaterMark
+      const socket = connectionOf(request)
+      return socket === null || (reply.raw.socket !== null && drained(socket))
     },
 
     /** In onRequest: continues (`go`) when it is this request's turn. */
     awaitTurn (request: FastifyRequest, reply: FastifyReply, go: () => void): void {
-      const socket = request.raw.socket as Socket | null
+      const socket = connectionOf(request)
       const response = reply.raw
-      // The sockets of Fastify's inject() carry no connection to bound.
-      if (!socket || typeof socket.destroySoon !== 'function') return go()
+      if (socket === null) return go()
       // Node hands the socket to an answer once those before it are written.
       if (response.socket !== null) return whenDrained(socket, go)
       const count = (waiting.get(socket) ?? 0) + 1
@@ -137,8 +144,8 @@ export function createAnswerFlow ({ maxPipelined, writeTimeout, memory }: Answer
      * budget cannot hold it.
      */
     limitWrite (request: FastifyRequest, reply: FastifyReply, payload: unknown): boolean {
-      const socket = request.raw.socket as Socket | null
-      if (!socket || typeof socket.destroySoon !== 'function') return true
+      const socket = connectionOf(request)
+      if (socket === null) return true
       const size = typeof payload === 'string' || Buffer.isBuffer(payload) ? payload.length : 0
       if (size <= socket.writableHighWaterMark && socket.writableLength === 0) return true
       // Held until written: over the budget, the caller answers 503 instead.
