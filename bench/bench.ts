@@ -700,8 +700,8 @@ if (Object.keys(instructions).length > 0) {
   lines.push('', `### Instructions per create, counted by callgrind: POST /plants (unique ids), ${CONNECTIONS} connections`, '')
   lines.push(`Each system under valgrind's callgrind, after ${fmt(preset.instructions.warm)} creates that warm its JIT up: the instructions its threads ran ` +
     `in user space over the next ${fmt(preset.instructions.counted)} creates, per create. The kernel's network work and what cache misses cost are not in it, ` +
-    'so it is a floor under the CPU time above; unlike that time, it does not move with the machine\'s speed (runs of the same build have counted within some 3 per cent of each other since every system holds a nextTick record). ' +
-    'Work done on a timer weighs some 50 times its real share in it, as the process runs that much slower under callgrind: the service\'s once-a-second overload check is about 2 per cent of its count.', '')
+    'so it is a floor under the CPU time above; unlike that time, it does not move with the machine\'s speed. ' +
+    'Work done on a timer weighs more in it than in a real run, as the process runs many times slower under callgrind.', '')
   lines.push('| System | instructions per create | × bare Fastify |', '|---|---|---|')
   for (const spec of specs.filter((s) => instructions[s.key] !== undefined)) {
     lines.push(`| ${spec.name} | ${fmt(instructions[spec.key]!)} | ${fmt(instructions[spec.key]! / (instructions.fastify ?? Number.NaN), 2)} |`)
