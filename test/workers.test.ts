@@ -5,6 +5,7 @@
 // instances plus workers share one failure limit through Redis.
 import { execFileSync } from 'node:child_process'
 import { randomInt } from 'node:crypto'
+import { connect } from 'node:net'
 import { join } from 'node:path'
 import { setTimeout } from 'node:timers/promises'
 import t from 'tap'
@@ -154,9 +155,18 @@ t.test('SIGTERM to the primary alone, mid-load: every worker drains, exit 0, eve
 
 t.test('SIGTERM to the whole process group, twice: one clean stop, exit 0', async (t) => {
   const server = await startWorkers(t, { DATABASE_URL: `file:${join(t.testdir(), 'plants.db')}` }, 2, true)
+  // A request whose body has not all come holds its worker's drain open,
+  // so that the second signal finds the group still stopping. (Without
+  // it, the stop could end before the second signal was sent.)
+  const { hostname, port } = new URL(server.url)
+  const held = connect(Number(port), hostname)
+  held.on('error', () => {})
+  held.write(`POST /plants HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: ${AUTH.authorization}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"id":1,`)
+  await setTimeout(200)
   process.kill(-server.pid, 'SIGTERM')
-  await setTimeout(50)
+  await until(() => /"msg":"stopping the workers"/.test(server.stdout()), 'the first signal is taken')
   process.kill(-server.pid, 'SIGTERM')
+  held.destroy()
   t.equal(await server.exited, 0)
   const log = server.stdout()
   t.equal(log.match(/"msg":"stopping the workers"/g)?.length, 1, 'the primary stops them once')
