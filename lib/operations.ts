@@ -2,6 +2,7 @@
 // the generated api-types.ts, and the route table from the spec itself.
 import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import type { operations } from './api-types.ts'
+import type { JsonText } from './json-text.ts'
 import { MissingOperationError } from './errors.ts'
 import type { OpenApiDocument, OperationObject } from './spec.ts'
 
@@ -43,10 +44,11 @@ export type OperationResult<Op extends OperationId> = SuccessOf<operations[Op]['
 
 /**
  * One method per operationId of the spec. A service that misses one, or
- * takes or returns the wrong shape, does not compile.
+ * takes or returns the wrong shape, does not compile. A method may resolve
+ * to its answer's JSON text instead (json-text.ts).
  */
 export type OperationHandlers = {
-  [Op in OperationId]: (request: OperationRequest<Op>) => Promise<OperationResult<Op>>
+  [Op in OperationId]: (request: OperationRequest<Op>) => Promise<OperationResult<Op> | JsonText<OperationResult<Op>>>
 }
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const

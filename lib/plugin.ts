@@ -365,6 +365,7 @@ const plantStore: FastifyPluginAsync<PlantStoreOptions> = async function plantSt
 export default fp(plantStore, { name: 'plant-store', fastify: '5.x', encapsulate: true })
 export { PlantService }
 export { MemoryStore } from './stores/memory-store.ts'
+export { JsonText } from './json-text.ts'
 export { DEFAULT_EDGE_LIMITS, defaultMaxConnections, edgeServerOptions, guardEdge } from './http-edge.ts'
 export { DRAIN_SERVER_OPTIONS, drain } from './lifecycle.ts'
 export type { EdgeLimits } from './http-edge.ts'

@@ -2,6 +2,7 @@
 // fastify-openapi-glue calls them with the request already authenticated and
 // validated; they know nothing of HTTP beyond the errors they throw.
 import { randomBytes } from 'node:crypto'
+import type { JsonText } from '../lib/json-text.ts'
 import type { OperationHandlers, OperationRequest, OperationResult } from '../lib/operations.ts'
 import type { PlantStorage, StoredPlant } from '../lib/stores/plant-storage.ts'
 import { deliveryId, deliverySeq } from '../lib/stores/webhook-storage.ts'
@@ -86,9 +87,10 @@ export class PlantService implements OperationHandlers {
     return plant
   }
 
-  async listPlants ({ query }: OperationRequest<'listPlants'>): Promise<OperationResult<'listPlants'>> {
+  async listPlants ({ query }: OperationRequest<'listPlants'>): Promise<OperationResult<'listPlants'> | JsonText<OperationResult<'listPlants'>>> {
     // The spec's default (100) fills in a missing limit before this runs.
-    return this.#store.list({ after: query.after, limit: query.limit! })
+    const options = { after: query.after, limit: query.limit! }
+    return this.#store.listJson ? this.#store.listJson(options) : this.#store.list(options)
   }
 
   async deletePlant ({ params }: OperationRequest<'deletePlant'>): Promise<OperationResult<'deletePlant'>> {

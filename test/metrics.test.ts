@@ -139,6 +139,7 @@ t.test('SQLite: commits, writes per commit and commit time', async (t) => {
   const app = await build(t, { database: `file:${join(dir, 'plants.db')}` })
   const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => create(app, i + 1)))
   t.same(answers.map((res) => res.statusCode), Array(20).fill(200))
+  t.equal((await app.inject({ url: '/plants?limit=5', headers: AUTH })).statusCode, 200)
   const text = await scrape(app)
   const commits = sample(text, 'plant_store_sqlite_commits_total')!
   t.ok(commits >= 1 && commits <= 20, `${commits} commits for 20 creates`)
@@ -146,6 +147,8 @@ t.test('SQLite: commits, writes per commit and commit time', async (t) => {
   t.equal(sample(text, 'plant_store_sqlite_commit_duration_seconds_count'), commits)
   t.equal(sample(text, 'plant_store_sqlite_unsynced_commits_total'), 0, 'every commit of creates waited for the disk')
   t.equal(sample(text, 'plant_store_store_operation_duration_seconds_count{store="sqlite",operation="create"}'), 20)
+  t.equal(sample(text, 'plant_store_store_operation_duration_seconds_count{store="sqlite",operation="list"}'), 1, 'a page written as JSON is a list')
+  t.notMatch(text, /operation="listJson"/)
 })
 
 t.test('PostgreSQL: the pool\'s connections and waiting queries', { skip: POSTGRES_SKIP }, async (t) => {

@@ -1,4 +1,5 @@
 import t from 'tap'
+import { join } from 'node:path'
 import { AUTH, JSON_TYPE, build } from './helper.ts'
 
 async function seeded (t: Parameters<typeof build>[0], ids: string[]) {
@@ -99,4 +100,27 @@ t.test('wrong methods on /plants/{id} answer 405', async (t) => {
   const res = await app.inject({ method: 'PUT', url: '/plants/1', headers: AUTH })
   t.equal(res.statusCode, 405)
   t.equal(res.headers.allow, 'GET, HEAD, DELETE')
+})
+
+t.test('GET /plants from a store that writes its pages as JSON (SQLite): the answer a serialized page gives', async (t) => {
+  const sqlite = await build(t, { database: `file:${join(t.testdir(), 'plants.db')}` })
+  const memory = await build(t)
+  const texts = ['Fern', '', '"quoted" \\ back\\slash', 'tab\tline\nfeed', '\u0001\u001f\u007f\u0080', '\u2028\u2029', '\uFEFF\uFFFF', '🌿 e\u0301', '</script>']
+  const payloads = texts.map((name, i) => JSON.stringify(i % 2 === 0 ? { id: i, name } : { id: i, name, tag: texts[(i + 3) % texts.length] }))
+  payloads.push('{"id":9223372036854775807,"name":"max"}', '{"id":-9223372036854775808,"name":"min","tag":""}', '{"id":9007199254740993,"name":"2^53+1"}')
+  for (const payload of payloads) {
+    for (const app of [sqlite, memory]) {
+      t.equal((await app.inject({ method: 'POST', url: '/plants', headers: { ...AUTH, ...JSON_TYPE }, payload })).statusCode, 200)
+    }
+  }
+  // (Ids exactly: JSON.parse's reviver sees each number's source text.)
+  const parse = (text: string): unknown => JSON.parse(text, (key, value, context?: { source: string }) => key === 'id' ? BigInt(context!.source) : value)
+  for (const query of ['', '?limit=2', '?after=0&limit=3', '?after=9007199254740992', '?after=9223372036854775807', '?limit=1000']) {
+    const [fromSqlite, fromMemory] = await Promise.all([sqlite, memory].map((app) => app.inject({ url: `/plants${query}`, headers: AUTH })))
+    t.equal(fromSqlite!.statusCode, 200)
+    t.equal(fromSqlite!.headers['content-type'], 'application/json; charset=utf-8', `${query}: a JSON answer`)
+    t.equal(fromSqlite!.headers['content-type'], fromMemory!.headers['content-type'])
+    t.same(parse(fromSqlite!.body), parse(fromMemory!.body), `${query}: the same page`)
+  }
+  t.equal((await sqlite.inject({ url: '/plants?after=9223372036854775807', headers: AUTH })).body, '[]')
 })

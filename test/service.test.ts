@@ -4,6 +4,8 @@ import { PlantService } from '../service/plant-service.ts'
 import { MemoryStore } from '../lib/plugin.ts'
 import { createOperationResolver } from '../lib/operations.ts'
 import { loadSpec } from '../lib/spec.ts'
+import { JsonText } from '../lib/json-text.ts'
+import type { ListOptions, StoredPlant } from '../lib/stores/plant-storage.ts'
 
 const request = (body: { id: bigint, name: string, tag?: string }) => ({ body, params: {}, query: {} })
 
@@ -13,9 +15,23 @@ t.test('the read operations', async (t) => {
   for (const id of [3n, 1n, 2n]) await store.create({ id, name: `p${id}` })
   t.same(await service.getPlant({ body: undefined, params: { id: 2n }, query: {} }), { id: 2n, name: 'p2' })
   await t.rejects(service.getPlant({ body: undefined, params: { id: 9n }, query: {} }), { statusCode: 404, message: 'No plant has id 9' })
-  t.same((await service.listPlants({ body: undefined, params: {}, query: { after: 1n, limit: 1 } })).map((p) => p.id), [2n])
+  t.same(await service.listPlants({ body: undefined, params: {}, query: { after: 1n, limit: 1 } }), [{ id: 2n, name: 'p2' }])
   t.equal(await service.deletePlant({ body: undefined, params: { id: 3n }, query: {} }), undefined)
   await t.rejects(service.deletePlant({ body: undefined, params: { id: 3n }, query: {} }), { statusCode: 404, code: 'PLANT_STORE_NOT_FOUND' })
+})
+
+t.test('listPlants answers with the page as JSON text when the store writes it', async (t) => {
+  const asked: ListOptions[] = []
+  const store = Object.assign(new MemoryStore(), {
+    async listJson (options: ListOptions) {
+      asked.push(options)
+      return new JsonText<StoredPlant[]>('[{"id":1,"name":"a"}]')
+    }
+  })
+  const page = await new PlantService(store).listPlants({ body: undefined, params: {}, query: { after: 0n, limit: 5 } })
+  t.ok(page instanceof JsonText)
+  t.equal((page as JsonText).text, '[{"id":1,"name":"a"}]')
+  t.same(asked, [{ after: 0n, limit: 5 }])
 })
 
 t.test('createPlant stores the plant and answers the Plant', async (t) => {

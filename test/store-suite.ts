@@ -112,6 +112,34 @@ export function storeSuite (t: Test, open: (t: Test) => Promise<PlantStorage>): 
     t.same((await store.list({ limit: 2n as unknown as number })).map((plant) => plant.id), [1n, 2n], 'a bigint limit')
   })
 
+  t.test('listJson, in a store that has it: the page list gives, as its JSON text', async (t) => {
+    const store = await fresh(t)
+    if (store.listJson === undefined) {
+      t.pass('this store has no listJson: its pages are serialized')
+      return
+    }
+    // (Ids exactly: JSON.parse's reviver sees each number's source text.)
+    const parse = (text: string): unknown => JSON.parse(text, (key, value, context?: { source: string }) => key === 'id' ? BigInt(context!.source) : value)
+    const names = ['Fern', '', '"quoted" \\ back\\slash', 'tab\tline\nfeed\r\b\f', '\u0001\u001f\u007f\u0080', '\u2028\u2029', '\uFEFF\uFFFF', '🌿 e\u0301', '</script>', '{"id":1}', 'x'.repeat(256)]
+    const ids = [-(2n ** 63n), -(2n ** 53n) - 1n, -1n, 0n, 1n, 2n ** 53n + 1n, 2n ** 63n - 1n]
+    for (const [i, id] of ids.entries()) {
+      const name = names[i % names.length]!
+      await store.create(i % 3 === 0 ? { id, name } : { id, name, tag: names[(i + 5) % names.length]! })
+    }
+    for (const [i, name] of names.entries()) await store.create({ id: 1000n + BigInt(i), name: name.slice(0, 64), tag: i % 2 === 0 ? name.slice(0, 64) : undefined })
+    const pages = [
+      { limit: 100 }, { limit: 3 }, { limit: 1 }, { after: 0n, limit: 4 }, { after: 2n ** 63n - 1n, limit: 10 }, { after: -(2n ** 63n), limit: 1000 },
+      { limit: 0 }, { limit: Number.NaN }, { limit: 2.5 }, { after: 1n, limit: Number.POSITIVE_INFINITY }
+    ]
+    for (const options of pages) {
+      const page = await store.list(options)
+      const json = await store.listJson(options)
+      t.same(parse(json.text), page, `${JSON.stringify(options, (_key, value: unknown) => typeof value === 'bigint' ? `${value}n` : value)}`)
+      t.notMatch(json.text, /null/, 'no member is null: a plant without a tag has no tag member')
+    }
+    t.equal((await store.listJson({ after: 2n ** 63n - 1n, limit: 10 })).text, '[]', 'an empty page is the empty array')
+  })
+
   t.test('delete', async (t) => {
     const store = await fresh(t)
     await store.create({ id: 9n, name: 'Fern' })

@@ -1,5 +1,6 @@
 // The storage contract every backend implements; the service depends on this
 // interface only, and test/store-suite.ts holds every backend to it.
+import type { JsonText } from '../json-text.ts'
 import type { WebhookStorage } from './webhook-storage.ts'
 
 export interface StoredPlant {
@@ -46,6 +47,13 @@ export interface PlantStorage {
   get (id: bigint): Promise<StoredPlant | undefined>
   /** Plants in ascending id order. */
   list (options: ListOptions): Promise<StoredPlant[]>
+  /**
+   * The page `list` gives, as its JSON text (ids as exact integers, no
+   * `tag` member where there is none), for a store that can write it faster
+   * than the plants could be serialized. The service answers with it when
+   * the store has it.
+   */
+  listJson? (options: ListOptions): Promise<JsonText<StoredPlant[]>>
   /** Whether a plant was deleted. */
   delete (id: bigint): Promise<boolean>
   /**
@@ -114,16 +122,19 @@ type Method = (...args: any[]) => Promise<unknown>
  */
 export type Around = (operation: string, method: Method) => Method
 
-const PLANT_OPERATIONS = ['create', 'get', 'list', 'delete', 'ping'] as const
-const WEBHOOK_OPERATIONS = ['subscribe', 'subscriptions', 'subscription', 'unsubscribe', 'deliveries', 'retry', 'claim', 'record', 'release', 'backlog'] as const
+// Each method that is an operation, by the operation it counts as (a page
+// as JSON is a list).
+const PLANT_OPERATIONS = { create: 'create', get: 'get', list: 'list', listJson: 'list', delete: 'delete', ping: 'ping' }
+const WEBHOOK_OPERATIONS = Object.fromEntries(['subscribe', 'subscriptions', 'subscription', 'unsubscribe', 'deliveries', 'retry', 'claim', 'record', 'release', 'backlog']
+  .map((name) => [name, name]))
 
-function around<T extends object> (target: T, operations: readonly string[], wrap: Around, bound: readonly string[]): T {
+function around<T extends object> (target: T, operations: Record<string, string>, wrap: Around, bound: readonly string[]): T {
   // A plain object over the store: its methods are bound to it, so that
   // its private fields stay reachable.
   const wrapped: Record<string, unknown> = {}
   const methods = target as unknown as Record<string, Method>
-  for (const operation of operations) {
-    if (typeof methods[operation] === 'function') wrapped[operation] = wrap(operation, methods[operation].bind(target))
+  for (const [name, operation] of Object.entries(operations)) {
+    if (typeof methods[name] === 'function') wrapped[name] = wrap(operation, methods[name].bind(target))
   }
   for (const name of bound) if (typeof methods[name] === 'function') wrapped[name] = methods[name].bind(target)
   return wrapped as T

@@ -5,6 +5,7 @@ import pg from 'pg'
 import type { FastifyBaseLogger } from 'fastify'
 import { DEFAULT_POOL_SIZE } from '../defaults.ts'
 import { StoreUnavailableError } from '../errors.ts'
+import { JsonText } from '../json-text.ts'
 import { migrate } from './migrations.ts'
 import { outcomeOver, pageSize, plantOf } from './plant-storage.ts'
 import type { CreateOutcome, ListOptions, PlantStorage, PoolCounts, StoredPlant } from './plant-storage.ts'
@@ -41,12 +42,22 @@ function isUnavailable (err: { code?: string, message?: string }): boolean {
     /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Query read timeout|Client was closed and is not queryable|Cannot use a pool after calling end/i.test(err.message ?? '')
 }
 
+// A page of plants, from the first or after a cursor (`WHERE id > $1`).
+const page = (where: string, limit: string) => `SELECT id, name, tag FROM plants ${where} ORDER BY id LIMIT ${limit}`
+
+// The same page as PostgreSQL writes it in JSON: each plant with the
+// members plantOf gives it (as text: node-postgres would parse json).
+const PLANT_JSON = "CASE WHEN tag IS NULL THEN json_build_object('id', id, 'name', name) ELSE json_build_object('id', id, 'name', name, 'tag', tag) END"
+const pageJson = (where: string, limit: string) => `SELECT coalesce(json_agg(${PLANT_JSON} ORDER BY id)::text, '[]') AS page FROM (${page(where, limit)}) p`
+
 // Every statement, under a prepared-statement name of its own: short (the
 // server keeps 63 bytes of a name), unique and the same in every release.
 const STATEMENTS = {
   plant_store_get: 'SELECT id, name, tag FROM plants WHERE id = $1',
-  plant_store_list: 'SELECT id, name, tag FROM plants ORDER BY id LIMIT $1',
-  plant_store_list_after: 'SELECT id, name, tag FROM plants WHERE id > $1 ORDER BY id LIMIT $2',
+  plant_store_list: page('', '$1'),
+  plant_store_list_after: page('WHERE id > $1', '$2'),
+  plant_store_list_json: pageJson('', '$1'),
+  plant_store_list_json_after: pageJson('WHERE id > $1', '$2'),
   plant_store_delete: 'DELETE FROM plants WHERE id = $1',
   // ON CONFLICT waits for a racing insert of the same id to commit, so of
   // two instances creating one id exactly one inserts it. Within a batch,
@@ -299,6 +310,14 @@ export class PostgresStore implements PlantStorage {
       ? await this.#query<Row>('plant_store_list', [size])
       : await this.#query<Row>('plant_store_list_after', [after.toString(), size])
     return rows.map(toPlant)
+  }
+
+  async listJson ({ after, limit }: ListOptions): Promise<JsonText<StoredPlant[]>> {
+    const size = pageSize(limit)
+    const { rows } = after === undefined
+      ? await this.#query<{ page: string }>('plant_store_list_json', [size])
+      : await this.#query<{ page: string }>('plant_store_list_json_after', [after.toString(), size])
+    return new JsonText(rows[0]!.page)
   }
 
   async delete (id: bigint): Promise<boolean> {

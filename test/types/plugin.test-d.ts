@@ -1,7 +1,7 @@
 // The published types of the plugin, as a host app meets them (tsd).
 import Fastify from 'fastify'
 import { expectAssignable, expectError, expectNotAssignable, expectType } from 'tsd'
-import plantStore, { MemoryStore } from 'plant-store'
+import plantStore, { JsonText, MemoryStore } from 'plant-store'
 import { Registry } from 'prom-client'
 import type { OpenMetricsContentType } from 'prom-client'
 import type { CreateOutcome, PlantStorage, PlantStoreOptions, StoredPlant } from 'plant-store'
@@ -28,3 +28,9 @@ expectType<Promise<CreateOutcome>>(storage.create({ id: 1n, name: 'Fern' }))
 expectType<Promise<StoredPlant | undefined>>(storage.get(1n))
 expectError(storage.create({ id: 1, name: 'Fern' }))
 expectType<bigint>((await storage.list({ limit: 10 }))[0]!.id)
+
+// A storage that writes its pages as JSON text: the text of plants, only.
+const jsonPages: PlantStorage = Object.assign(new MemoryStore(), { listJson: async () => new JsonText<StoredPlant[]>('[]') })
+expectType<Promise<JsonText<StoredPlant[]>> | undefined>(jsonPages.listJson?.({ limit: 10 }))
+expectNotAssignable<PlantStorage>(Object.assign(new MemoryStore(), { listJson: async () => '[]' }))
+expectNotAssignable<PlantStorage>(Object.assign(new MemoryStore(), { listJson: async () => new JsonText<string>('"a"') }))
