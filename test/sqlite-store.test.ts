@@ -139,6 +139,44 @@ t.test('the outbox\'s bookkeeping alone commits without waiting for the disk; ev
   t.same(await store.get(1n), { id: 1n, name: 'p1' })
 })
 
+t.test('bookkeeping made while creates commit waits a moment for the next creates, and shares their commit', async (t) => {
+  // Under load, clients answered by a commit send their next creates at
+  // once: a claim that went alone meanwhile would take a commit of its own
+  // ahead of them.
+  const commits: Array<[writes: number, synced: boolean]> = []
+  const store = await SqliteStore.open(join(t.testdir(), 'plants.db'), { observer: { commit: (writes, _seconds, synced) => { commits.push([writes, synced]) } } })
+  t.teardown(() => store.close())
+  // (A claim is a write only when a delivery is due: each create here
+  // makes one.)
+  await store.webhooks!.subscribe({ id: `sub_${'1'.repeat(32)}`, url: 'http://127.0.0.1:9/', secret: `whsec_${'A'.repeat(32)}`, createdAt: new Date().toISOString() }, 10)
+  await store.create({ id: 0n, name: 'first' })
+  const claim = () => {
+    const now = Date.now() + 1
+    return store.webhooks!.claim({ now, limit: 1, perSubscription: 1, inFlight: {}, leaseUntil: now + 60_000 })
+  }
+  let id = 10n
+  const whileCreating = async (next: () => Promise<unknown>) => {
+    commits.length = 0
+    const creating = store.create({ id: id++, name: 'p' })
+    // (The create's batch goes to the writer at the end of this turn; the
+    // claim, made while it commits, waits for its answer.)
+    await new Promise(setImmediate)
+    const claimed = claim()
+    await creating
+    const [claimedDeliveries] = await Promise.all([claimed, next()])
+    t.equal(claimedDeliveries.length, 1, 'a delivery claimed')
+  }
+  await whileCreating(() => store.create({ id: 1n, name: 'next' }))
+  t.same(commits, [[1, true], [2, true]], 'the claim went with the next create, in its synced commit')
+  const started = performance.now()
+  await whileCreating(async () => {})
+  t.same(commits, [[1, true], [1, false]], 'with no create to come, the claim commits alone')
+  t.ok(performance.now() - started < 1000, 'and soon')
+  commits.length = 0
+  t.equal((await claim()).length, 1)
+  t.same(commits, [[1, false]], 'bookkeeping with no creates about goes at once')
+})
+
 t.test('a create whose deliveries cannot be written is not kept, even when the subscription lookup fails', async (t) => {
   const path = join(t.testdir(), 'plants.db')
   const store = await SqliteStore.open(path)

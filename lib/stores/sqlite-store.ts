@@ -14,7 +14,7 @@ import { DatabasePathError, StoreUnavailableError } from '../errors.ts'
 import { JsonText } from '../json-text.ts'
 import { FILE_REPLACED, FILE_REPLACED_MESSAGE, FileIdentity, configureSqlite, needsNewConnection, unavailableReason } from './sqlite-schema.ts'
 import { LIMIT_PARAMETER } from './sqlite-limit.ts'
-import { OTHER_RESULT, OUTCOMES, WRITER_URL, isWriterThread, writerData } from './sqlite-writer.ts'
+import { OTHER_RESULT, OUTCOMES, WRITER_URL, isWriterThread, mustSync, writerData } from './sqlite-writer.ts'
 import type { BatchReply, OtherWrite, Write, WriteBatch, WriteError, WriteResult, WriterMessage } from './sqlite-writer.ts'
 import { webhookReads } from './sqlite-webhooks.ts'
 import type { WebhookReads, WebhookWrite, WebhookWrites } from './sqlite-webhooks.ts'
@@ -25,6 +25,10 @@ import type { CreateOutcome, ListOptions, PlantStorage, StoreObserver, StoredPla
 // After a connection failed to open, another try waits this long: a
 // database that stays read-only must not cost a worker start per request.
 const REOPEN_DELAY_MS = 1000
+
+// The longest the outbox's bookkeeping (claims, records) waits for creates
+// to share their commit (#send): deliveries go out this much later at most.
+const BOOKKEEPING_HOLD_MS = 2
 
 class FileReplacedError extends Error {}
 
@@ -82,9 +86,12 @@ class Outbox {
   readonly #nows: number[] = []
   #traceparents: Array<string | null> | undefined
   readonly #others: OtherWrite[] = []
+  /** Whether some write waiting must be on the disk before it is answered (mustSync). */
+  synced = false
 
   /** Adds a write; the number of writes now waiting. */
   add (write: Write, pending: PendingWrite): number {
+    if (!this.synced && mustSync(write)) this.synced = true
     if (write.op === 'create') {
       this.#creates.push(1)
       this.#ids.push(write.plant.id)
@@ -135,8 +142,14 @@ export class SqliteStore implements PlantStorage {
   #outbox = new Outbox()
   #inFlight: PendingWrite[][] = []
   #reads: QueuedRead[] = []
-  // A batch is with the writer, not yet answered.
+  // A batch is with the writer, not yet answered; and whether it must be
+  // on the disk (creates, most often).
   #sending = false
+  #sendingSynced = false
+  #sendScheduled = false
+  // Bookkeeping alone, waiting a moment for the creates that follow a
+  // synced batch (#send).
+  #held: NodeJS.Timeout | undefined
   #closed = false
   #fileReplaced = false
 
@@ -198,7 +211,7 @@ export class SqliteStore implements PlantStorage {
           this.#sending = false
           this.#observer?.commit(message.replies.reduce((writes, reply) => writes + reply.codes.length, 0), message.seconds, message.synced)
           this.#settle(message.replies, message.seconds)
-          this.#send(worker)
+          this.#send(worker, false, this.#sendingSynced)
         }
       })
       worker.on('error', (err) => fail(new StoreUnavailableError(`writer failed: ${err.message}`)))
@@ -261,16 +274,35 @@ export class SqliteStore implements PlantStorage {
       // the writer for each: those of one turn of the event loop, or, while
       // the writer commits a batch, all that arrive meanwhile (sent when it
       // answers; it could not start on them sooner).
-      if (this.#outbox.add(request, { resolve, reject, timing }) === 1 && !this.#sending) setImmediate(() => this.#send(worker))
+      const waiting = this.#outbox.add(request, { resolve, reject, timing })
+      if (!this.#sending && (waiting === 1 || (this.#held !== undefined && this.#outbox.synced)) && !this.#sendScheduled) {
+        this.#sendScheduled = true
+        setImmediate(() => {
+          this.#sendScheduled = false
+          this.#send(worker)
+        })
+      }
     })
   }
 
-  // `force`: at close, what is left goes now, before the writer is told to stop.
-  #send (worker: Worker, force = false): void {
+  // `force`: at close, what is left goes now, before the writer is told to
+  // stop. `afterSynced`: a batch that had to be on the disk was just
+  // answered, so more creates are likely on their way (their clients were
+  // just answered). Bookkeeping alone then waits up to BOOKKEEPING_HOLD_MS
+  // to go with them, in their transaction, instead of taking a commit of
+  // its own ahead of them: under load, a commit saved per batch.
+  #send (worker: Worker, force = false, afterSynced = false): void {
     if ((this.#sending && !force) || this.#outbox.pending.length === 0) return
+    if (!force && afterSynced && !this.#outbox.synced && this.#held === undefined) {
+      this.#held = setTimeout(() => this.#send(worker), BOOKKEEPING_HOLD_MS).unref()
+      return
+    }
+    clearTimeout(this.#held)
+    this.#held = undefined
     const outbox = this.#outbox
     this.#outbox = new Outbox()
     this.#sending = true
+    this.#sendingSynced = outbox.synced
     this.#inFlight.push(outbox.pending)
     worker.postMessage(outbox.batch())
   }

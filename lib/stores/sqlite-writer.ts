@@ -88,9 +88,13 @@ export function isWriterThread (): boolean {
   return !isMainThread && (workerData as WriterData | undefined)?.role === ROLE
 }
 
-/** Whether a batch must be on the disk before it is answered: any write but the outbox's bookkeeping. */
-function mustSync ({ creates, others }: WriteBatch): boolean {
-  return creates.includes(1) || others.some((write) => write.op !== 'webhooks' || !BOOKKEEPING.has(write.name))
+/** Whether a write must be on the disk before it is answered: any write but the outbox's bookkeeping. */
+export function mustSync (write: Write): boolean {
+  return write.op !== 'webhooks' || !BOOKKEEPING.has(write.name)
+}
+
+function batchMustSync ({ creates, others }: WriteBatch): boolean {
+  return creates.includes(1) || others.some(mustSync)
 }
 
 function syncWal (path: string): void {
@@ -252,7 +256,7 @@ async function serve (port: MessagePort, path: string): Promise<void> {
     if (batches.length === 0) return
     queue = []
     const start = performance.now()
-    const replies = commit(batches, !wal || batches.some(mustSync))
+    const replies = commit(batches, !wal || batches.some(batchMustSync))
     port.postMessage({ type: 'written', replies, seconds: (performance.now() - start) / 1000, synced: synchronous } satisfies WriterMessage)
     // A connection opened read-only, or whose file went away, stays so: the
     // store starts a new writer for the next write, which sees the fix.
