@@ -227,6 +227,9 @@ export class SqliteStore implements PlantStorage {
         this.#outbox = new Outbox()
         this.#inFlight = []
         this.#sending = false
+        // (A held batch's timer would send the next writer's writes to this one.)
+        clearTimeout(this.#held)
+        this.#held = undefined
         const error = new StoreUnavailableError('writer stopped')
         for (const { reject } of lost) reject(error)
         reject(error)
