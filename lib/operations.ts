@@ -2,7 +2,7 @@
 // the generated api-types.ts, and the route table from the spec itself.
 import type { FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import type { operations } from './api-types.ts'
-import type { JsonText } from './json-text.ts'
+import { JsonText } from './json-text.ts'
 import { MissingOperationError } from './errors.ts'
 import type { OpenApiDocument, OperationObject } from './spec.ts'
 
@@ -42,13 +42,21 @@ export interface OperationRequest<Op extends OperationId> {
 /** What a service method resolves to: the body of the operation's success answer. */
 export type OperationResult<Op extends OperationId> = SuccessOf<operations[Op]['responses']>
 
+// The operations whose method may resolve to its answer's JSON text
+// instead (json-text.ts): a page of plants, which a database can write.
+const JSON_TEXT = ['listPlants'] as const satisfies readonly OperationId[]
+const JSON_TEXT_OPERATIONS: ReadonlySet<string> = new Set(JSON_TEXT)
+type JsonTextOperation = typeof JSON_TEXT[number]
+
+/** What a JSON answer's text is sent as (Fastify's own type for JSON). */
+const JSON_TYPE = 'application/json; charset=utf-8'
+
 /**
  * One method per operationId of the spec. A service that misses one, or
- * takes or returns the wrong shape, does not compile. A method may resolve
- * to its answer's JSON text instead (json-text.ts).
+ * takes or returns the wrong shape, does not compile.
  */
 export type OperationHandlers = {
-  [Op in OperationId]: (request: OperationRequest<Op>) => Promise<OperationResult<Op> | JsonText<OperationResult<Op>>>
+  [Op in OperationId]: (request: OperationRequest<Op>) => Promise<OperationResult<Op> | (Op extends JsonTextOperation ? JsonText<OperationResult<Op>> : never)>
 }
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const
@@ -102,11 +110,23 @@ export function createOperationResolver (spec: OpenApiDocument, service: object,
       // (Not async: Fastify sends what the method's promise resolves to, or
       // the error it rejects with. An async handler that sent the answer
       // itself cost a promise of its own and the reply's as a thenable.)
-      handler: (request: FastifyRequest, reply: FastifyReply) => {
-        reply.code(status)
-        if (textType !== undefined) reply.type(textType)
-        return method.call(service, request)
-      }
+      handler: JSON_TEXT_OPERATIONS.has(operationId)
+        ? (request: FastifyRequest, reply: FastifyReply) => {
+            reply.code(status)
+            // JSON text goes out as it is: Fastify sends a string of a JSON
+            // type unserialized (no serializer runs, a host app's reply
+            // serializer included, nor preSerialization hooks).
+            return (method.call(service, request) as Promise<unknown>).then((result) => {
+              if (!(result instanceof JsonText)) return result
+              reply.type(JSON_TYPE)
+              return result.text
+            })
+          }
+        : (request: FastifyRequest, reply: FastifyReply) => {
+            reply.code(status)
+            if (textType !== undefined) reply.type(textType)
+            return method.call(service, request)
+          }
     } as RouteOptions) // glue adds method, url and schema
   }
   // Every operationId was checked above.

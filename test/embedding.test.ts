@@ -202,3 +202,24 @@ t.test('a client that leaves while the host\'s async hook runs gives back the me
   await sleep(400)
   t.match(await create(3), /^HTTP\/1\.1 200 /, 'the next body still fits the budget')
 })
+
+t.test('a page the database wrote as JSON goes out as it is, past a host app\'s reply serializer and preSerialization hooks', async (t) => {
+  const app = Fastify()
+  t.teardown(() => app.close())
+  // (Fastify gives the host's reply serializer to child contexts too.)
+  app.setReplySerializer((payload) => JSON.stringify({ wrapped: payload }))
+  const seen: unknown[] = []
+  app.addHook('preSerialization', async (_request, _reply, payload) => {
+    seen.push(payload)
+    return payload
+  })
+  await app.register(plantStore, { prefix: '/api', tokens: [TOKEN], database: `file:${join(t.testdir(), 'plants.db')}`, overload: false, webhooks: false })
+  const created = await app.inject({ method: 'POST', url: '/api/plants', headers: { ...auth, 'content-type': 'application/json' }, payload: '{"id":9007199254740993,"name":"Fern"}' })
+  t.equal(created.statusCode, 200)
+  seen.length = 0
+  const res = await app.inject({ url: '/api/plants', headers: auth })
+  t.equal(res.statusCode, 200)
+  t.equal(res.headers['content-type'], 'application/json; charset=utf-8')
+  t.equal(res.body, '[{"name":"Fern","id":9007199254740993}]', 'the spec\'s array, its id exact')
+  t.same(seen, [], 'no hook was given the page')
+})

@@ -45,3 +45,8 @@ export async function until (check: () => boolean | Promise<boolean>, what: stri
     await new Promise((resolve) => setTimeout(resolve, 20))
   }
 }
+
+/** JSON text parsed with its `id` members exact, as bigints (JSON.parse's reviver sees each number's source). */
+export function parseExactIds (text: string): unknown {
+  return JSON.parse(text, (key, value, context?: { source: string }) => key === 'id' ? BigInt(context!.source) : value)
+}

@@ -34,3 +34,4 @@ const jsonPages: PlantStorage = Object.assign(new MemoryStore(), { listJson: asy
 expectType<Promise<JsonText<StoredPlant[]>> | undefined>(jsonPages.listJson?.({ limit: 10 }))
 expectNotAssignable<PlantStorage>(Object.assign(new MemoryStore(), { listJson: async () => '[]' }))
 expectNotAssignable<PlantStorage>(Object.assign(new MemoryStore(), { listJson: async () => new JsonText<string>('"a"') }))
+expectNotAssignable<PlantStorage>(Object.assign(new MemoryStore(), { listJson: async () => ({ text: '[]' }) }))
