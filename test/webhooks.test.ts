@@ -300,6 +300,37 @@ t.test('while requests keep the process busy, a subscription gets a quarter of i
   }
 })
 
+t.test('while every subscription is at its share, wake-ups make no claim', async (t) => {
+  const storage = new MemoryWebhooks()
+  const id = `sub_${'3'.repeat(32)}`
+  const hook = await receiver(t, 'hang')
+  await storage.subscribe({ id, url: hook.url, secret: `whsec_${'A'.repeat(32)}`, createdAt: new Date().toISOString() }, 100)
+  for (let i = 1; i <= 8; i++) storage.enqueue(BigInt(i), `{"id":${i},"name":"p"}`, Date.now())
+  let claims = 0
+  const claim = storage.claim.bind(storage)
+  storage.claim = async (options) => {
+    claims++
+    return claim(options)
+  }
+  // (A base delay of a minute: the poll runs once a second.)
+  const dispatcher = new WebhookDispatcher(storage, { ...FAST, retryBaseMs: 60_000, timeoutMs: 5000, concurrency: 16 }, Fastify().log, undefined, () => false)
+  dispatcher.start()
+  t.teardown(() => dispatcher.stop())
+  await hook.waitFor(4, 2000)
+  const before = claims
+  // As creates do, turn after turn.
+  for (let i = 0; i < 20; i++) {
+    dispatcher.wake()
+    await new Promise(setImmediate)
+  }
+  t.equal(claims - before, 0, 'no claim while its 4 attempts hang')
+  t.equal(hook.received.length, 4)
+  dispatcher.subscribed()
+  await new Promise(setImmediate)
+  await new Promise(setImmediate)
+  t.equal(claims - before, 1, 'a subscription made here: its deliveries are looked for at once')
+})
+
 t.test('subscriptions to one receiver never wait for a connection: attempts run out of time only at the receiver', async (t) => {
   // Four subscriptions, a share of 4 each, to a receiver that answers after
   // 500 ms: their 16 attempts at once each have a connection, and finish
