@@ -22,7 +22,8 @@ export function createTokenCheck (tokens: readonly string[]): (token: string) =>
   // longer than every accepted one still writes more bytes than any of
   // them has, and so matches none. Each accepted token is compared with a
   // view of the buffer of its own length.
-  const scratch = Buffer.alloc(Math.max(0, ...accepted.map((candidate) => candidate.length)) + 4)
+  // (A reduce: spreading a long list of tokens into Math.max overflows the stack.)
+  const scratch = Buffer.alloc(accepted.reduce((longest, candidate) => Math.max(longest, candidate.length), 0) + 4)
   const views = accepted.map((candidate) => scratch.subarray(0, candidate.length))
   return (token) => {
     const written = scratch.write(token)

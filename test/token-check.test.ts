@@ -30,3 +30,10 @@ t.test('a token longer than every accepted one matches none, however its charact
   // A lone surrogate is written as U+FFFD's three bytes, as Buffer.from writes it.
   t.equal(createTokenCheck(['\uFFFD'])('\uD800'), Buffer.from('\uD800').equals(Buffer.from('\uFFFD')))
 })
+
+t.test('a long list of tokens is taken (the longest found without spreading the list into one call)', async (t) => {
+  const tokens = Array.from({ length: 200_000 }, (_, i) => `token-${i}`)
+  const check = createTokenCheck(tokens)
+  t.equal(check('token-199999'), true)
+  t.equal(check('token-200000'), false)
+})
