@@ -177,6 +177,27 @@ t.test('bookkeeping made while creates commit waits a moment for the next create
   t.same(commits, [[1, false]], 'bookkeeping with no creates about goes at once')
 })
 
+t.test('bookkeeping held for the creates to come is committed by a close', async (t) => {
+  const path = join(t.testdir(), 'plants.db')
+  const store = await SqliteStore.open(path)
+  await store.webhooks!.subscribe({ id: `sub_${'1'.repeat(32)}`, url: 'http://127.0.0.1:9/', secret: `whsec_${'A'.repeat(32)}`, createdAt: new Date().toISOString() }, 10)
+  await store.create({ id: 1n, name: 'first' })
+  const now = Date.now() + 1
+  const claim = () => store.webhooks!.claim({ now, limit: 1, perSubscription: 1, inFlight: {}, leaseUntil: now + 60_000 })
+  const creating = store.create({ id: 2n, name: 'second' })
+  await new Promise(setImmediate)
+  const claimed = claim()
+  await creating
+  // (Now held: no create follows, the store closes.)
+  await store.close()
+  t.equal((await claimed).length, 1, 'the claim was answered')
+  const again = await SqliteStore.open(path)
+  t.teardown(() => again.close())
+  const db = new DatabaseSync(path)
+  t.teardown(() => db.close())
+  t.same({ ...db.prepare('SELECT count(*) AS n FROM webhook_deliveries WHERE lease_until IS NOT NULL').get() }, { n: 1 }, 'and its lease is on the disk')
+})
+
 t.test('a create whose deliveries cannot be written is not kept, even when the subscription lookup fails', async (t) => {
   const path = join(t.testdir(), 'plants.db')
   const store = await SqliteStore.open(path)
