@@ -28,9 +28,8 @@ const REOPEN_DELAY_MS = 1000
 
 // The longest the outbox's bookkeeping (claims, records) waits for creates
 // to share their commit (#send). Joined by creates, it then waits for their
-// commit's fsync too, where alone it would not: under create load,
-// deliveries go out later (in the benchmark's hand runs, some 30 % fewer
-// during the load, the rest after it).
+// commit's fsync too, where alone it would not: under create load, fewer
+// deliveries go out during the load, the rest after it.
 const BOOKKEEPING_HOLD_MS = 2
 
 class FileReplacedError extends Error {}
@@ -119,7 +118,7 @@ class Outbox {
   }
 
   batch (): WriteBatch {
-    const batch: WriteBatch = { creates: Uint8Array.from(this.#creates), ids: this.#ids, names: this.#names, tags: this.#tags, nows: this.#nows, others: this.#others }
+    const batch: WriteBatch = { sync: this.synced, creates: Uint8Array.from(this.#creates), ids: this.#ids, names: this.#names, tags: this.#tags, nows: this.#nows, others: this.#others }
     if (this.#traceparents !== undefined) batch.traceparents = this.#traceparents
     return batch
   }

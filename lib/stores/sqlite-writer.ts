@@ -37,6 +37,8 @@ export interface WriteError { message: string, errcode?: number }
  * `others`, in order.
  */
 export interface WriteBatch {
+  /** Whether some write of the batch must be on the disk before it is answered (mustSync). */
+  sync: boolean
   creates: Uint8Array
   ids: bigint[]
   names: string[]
@@ -91,10 +93,6 @@ export function isWriterThread (): boolean {
 /** Whether a write must be on the disk before it is answered: any write but the outbox's bookkeeping. */
 export function mustSync (write: Write): boolean {
   return write.op !== 'webhooks' || !BOOKKEEPING.has(write.name)
-}
-
-function batchMustSync ({ creates, others }: WriteBatch): boolean {
-  return creates.includes(1) || others.some(mustSync)
 }
 
 function syncWal (path: string): void {
@@ -256,7 +254,7 @@ async function serve (port: MessagePort, path: string): Promise<void> {
     if (batches.length === 0) return
     queue = []
     const start = performance.now()
-    const replies = commit(batches, !wal || batches.some(batchMustSync))
+    const replies = commit(batches, !wal || batches.some((batch) => batch.sync))
     port.postMessage({ type: 'written', replies, seconds: (performance.now() - start) / 1000, synced: synchronous } satisfies WriterMessage)
     // A connection opened read-only, or whose file went away, stays so: the
     // store starts a new writer for the next write, which sees the fix.
