@@ -10,8 +10,10 @@
 // others need),
 // as many sockets to one receiver as there may be attempts in flight (so
 // that none waits for a socket, even when subscriptions share a receiver),
-// `timeoutMs` per attempt, RESPONSE_BYTES of an answer read.
+// `timeoutMs` per attempt, and what attempt.ts reads of an answer.
 import type { Agent } from 'undici'
+import { post } from './attempt.ts'
+import type { Attempt } from './attempt.ts'
 import type { FastifyBaseLogger } from 'fastify'
 import { guardedLookup, literalAddressProblem } from './address-guard.ts'
 import { webhookHeaders } from './signature.ts'
@@ -37,7 +39,6 @@ export type AroundAttempt = <T extends { status?: number, error?: string }>(trac
 // The part of the attempts in flight one subscription may hold: the rest
 // stay free for the others while up to SHARE - 1 receivers hang.
 const SHARE = 4
-const RESPONSE_BYTES = 64 * 1024
 // Waits grow fourfold, with ±25 % jitter so that deliveries failed together
 // do not retry together, and never past six hours.
 const GROWTH = 4
@@ -62,7 +63,7 @@ export class WebhookDispatcher {
   readonly #options: WebhookOptions
   readonly #log: FastifyBaseLogger
   // undici loads with the first attempt: a server without subscribers never pays for it.
-  #client: Promise<{ agent: Agent, request: typeof import('undici').request }> | undefined
+  #client: Promise<Agent> | undefined
   readonly #inFlight = new Map<string, number>()
   // Subscriptions whose last attempt failed: one attempt at a time until one succeeds.
   readonly #failing = new Set<string>()
@@ -72,7 +73,7 @@ export class WebhookDispatcher {
   #outcomes: AttemptOutcome[] = []
   readonly #stopping = new AbortController()
   // Each attempt's own abort: its deadline, or the stop.
-  readonly #sending = new Set<AbortController>()
+  readonly #sending = new Set<Attempt>()
   readonly #perSubscription: number
   readonly #busy: () => boolean
   #timer: NodeJS.Timeout | undefined
@@ -105,14 +106,11 @@ export class WebhookDispatcher {
 
   #http () {
     const { timeoutMs, allowPrivateNetworks } = this.#options
-    this.#client ??= import('undici').then(({ Agent, request }) => ({
-      agent: new Agent({
-        connections: this.#options.concurrency,
-        connect: { timeout: timeoutMs, lookup: guardedLookup(allowPrivateNetworks) },
-        headersTimeout: timeoutMs,
-        bodyTimeout: timeoutMs
-      }),
-      request
+    this.#client ??= import('undici').then(({ Agent }) => new Agent({
+      connections: this.#options.concurrency,
+      connect: { timeout: timeoutMs, lookup: guardedLookup(allowPrivateNetworks) },
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs
     }))
     return this.#client
   }
@@ -287,29 +285,16 @@ export class WebhookDispatcher {
     const target = new URL(url)
     const refused = literalAddressProblem(target, this.#options.allowPrivateNetworks)
     if (refused !== undefined) return { error: refused }
-    const { agent, request } = await this.#http()
-    // The attempt's deadline, cleared when it ends (AbortSignal.timeout's
-    // would fire long after, for every attempt, and AbortSignal.any ties
-    // each to the stop signal until collected).
-    const abort = new AbortController()
-    if (this.#stopping.signal.aborted) abort.abort(this.#stopping.signal.reason)
-    const deadline = setTimeout(() => abort.abort(new AttemptTimeoutError()), this.#options.timeoutMs)
-    this.#sending.add(abort)
+    const agent = await this.#http()
+    const attempt = post(agent, target, { ...extraHeaders, ...webhookHeaders(secret, deliveryId(seq), payload, Date.now()) }, payload)
+    if (this.#stopping.signal.aborted) attempt.abort(this.#stopping.signal.reason)
+    const deadline = setTimeout(() => attempt.abort(new AttemptTimeoutError()), this.#options.timeoutMs)
+    this.#sending.add(attempt)
     try {
-      const { statusCode, body } = await request(target, {
-        method: 'POST',
-        headers: { ...extraHeaders, ...webhookHeaders(secret, deliveryId(seq), payload, Date.now()) },
-        body: payload,
-        dispatcher: agent,
-        signal: abort.signal
-      })
-      // The answer's body means nothing to us: read a little of it, so that
-      // the connection can be reused, and drop the connection past that.
-      await body.dump({ limit: RESPONSE_BYTES }).catch(() => {})
-      return outcomeOf(statusCode)
+      return outcomeOf(await attempt.status)
     } finally {
       clearTimeout(deadline)
-      this.#sending.delete(abort)
+      this.#sending.delete(attempt)
     }
   }
 
@@ -317,11 +302,11 @@ export class WebhookDispatcher {
   async stop (): Promise<void> {
     clearInterval(this.#timer)
     this.#stopping.abort()
-    for (const abort of this.#sending) abort.abort(this.#stopping.signal.reason)
+    for (const attempt of this.#sending) attempt.abort(this.#stopping.signal.reason)
     await Promise.allSettled([...this.#attempts])
     this.#record()
     await Promise.allSettled([...this.#records])
-    if (this.#client !== undefined) await (await this.#client).agent.close()
+    if (this.#client !== undefined) await (await this.#client).close()
   }
 }
 
