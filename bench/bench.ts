@@ -576,9 +576,11 @@ await rm(scratch, { recursive: true, force: true })
 
 const all = (system: string, workload: Workload) => samples.get(`${system} ${workload}`) ?? []
 const failedRounds = (system: string, workload: Workload) => all(system, workload).filter((s) => s.non2xx + s.errors > 0).length
-// Rounds where the base measured nothing (too short to see CPU ticks) are left out.
+// Rounds where the base measured nothing (too short to see CPU ticks), or
+// was not run (`--systems` without it), are left out.
 const ratio = (system: string, workload: Workload, pick: (s: Sample) => number = (s) => s.rps, base = 'fastify') => {
-  const ratios = all(system, workload).map((sample, round) => pick(sample) / pick(all(base, workload)[round]!)).filter(Number.isFinite)
+  const bases = all(base, workload)
+  const ratios = all(system, workload).map((sample, round) => bases[round] === undefined ? Number.NaN : pick(sample) / pick(bases[round])).filter(Number.isFinite)
   return ratios.length === 0 ? Number.NaN : median(ratios)
 }
 const fmt = (n: number, digits = 0) => Number.isFinite(n) ? n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }) : '–'

@@ -45,3 +45,12 @@ t.test('npm run bench -- --smoke runs every system and writes its table', async 
     t.match(written, new RegExp(`^\\| SQLite \\| ${workers} \\| [\\d,]+ \\| [\\d.]+ \\| \\d+ % \\| \\d+ % \\|$`, 'm'), `SQLite, ${workers} worker(s)`)
   }
 })
+
+t.test('npm run bench -- --systems without bare Fastify still writes its table, its ratios shown as –', async (t) => {
+  const out = join(t.testdir(), 'results.md')
+  const bench = fileURLToPath(new URL('../bench/bench.ts', import.meta.url))
+  await promisify(execFile)(process.execPath, [bench, '--smoke', '--systems', 'http', '--out', out], { timeout: 300_000 })
+  const written = await readFile(out, 'utf8')
+  t.match(written, /^\| baseline: raw node:http \+ Map \| POST \/plants \(unique ids\), 32 connections \| [\d,]+ \| [\d,]+\/[\d,]+ \| – \| [\d,]+ \| – \|/m, 'measured, with no ratio to a base that did not run')
+  t.match(written, /^\| start-up to listening ≤ 400 ms/m, 'the targets it can judge')
+})
