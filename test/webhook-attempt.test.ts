@@ -136,6 +136,13 @@ t.test('a connection refused or a malformed answer rejects with the reason', asy
   await t.rejects(send(agent(t), garbage.url).status, { name: 'HTTPParserError' })
 })
 
+t.test('a status outside HTTP\'s range (under 100, or past 599) is passed on as it came, for the dispatcher to refuse', async (t) => {
+  for (const status of ['099', '000', '999']) {
+    const server = await raw(t, (_n, socket) => socket.write(`HTTP/1.1 ${status} Odd\r\ncontent-length: 0\r\n\r\n`))
+    t.equal(await send(agent(t), server.url).status, Number(status), status)
+  }
+})
+
 t.test('an invalid request (a header value with a newline) rejects, never throws', async (t) => {
   const server = await raw(t, (_n, socket) => socket.write('HTTP/1.1 204 No Content\r\n\r\n'))
   const attempt = post(agent(t), server.url, { 'x-bad': 'a\r\nb' }, '{}')

@@ -6,6 +6,7 @@
 import { once } from 'node:events'
 import { createServer } from 'node:http'
 import type { ServerResponse } from 'node:http'
+import { createServer as createNetServer } from 'node:net'
 import type { AddressInfo } from 'node:net'
 import { setTimeout } from 'node:timers/promises'
 import Fastify from 'fastify'
@@ -265,6 +266,25 @@ t.test('hostile receivers: a redirect is not followed, an endless answer is cut,
   const [literal, named] = await outcomes(false, [`http://127.0.0.1:${port}/endless`, `http://localhost:${port}/endless`])
   t.match(literal, { status: 'failed', lastError: 'the host is not a public address' })
   t.match(named, { status: 'failed', lastError: /the host resolves to an address that is not public/ })
+})
+
+t.test('a status outside HTTP\'s range is a failed attempt, not a delivery', async (t) => {
+  const odd = createNetServer((socket) => {
+    socket.on('error', () => {})
+    socket.once('data', () => socket.write('HTTP/1.1 099 Odd\r\ncontent-length: 0\r\n\r\n'))
+  })
+  odd.listen(0, '127.0.0.1')
+  await once(odd, 'listening')
+  t.teardown(() => odd.close())
+  const storage = new MemoryWebhooks()
+  const id = `sub_${'0'.repeat(32)}`
+  await storage.subscribe({ id, url: `http://127.0.0.1:${(odd.address() as AddressInfo).port}/`, secret: `whsec_${'A'.repeat(32)}`, createdAt: new Date().toISOString() }, 100)
+  storage.enqueue(1n, '{"id":1,"name":"Fern"}', Date.now())
+  const dispatcher = new WebhookDispatcher(storage, { allowPrivateNetworks: true, maxAttempts: 1, retryBaseMs: 10, timeoutMs: 2000, concurrency: 4 }, Fastify().log)
+  dispatcher.start()
+  t.teardown(() => dispatcher.stop())
+  await until(async () => (await storage.deliveries(id, { limit: 1 }))![0]!.status !== 'pending', 'the attempt recorded')
+  t.match((await storage.deliveries(id, { limit: 1 }))![0], { status: 'failed', lastError: 'the receiver answered an invalid status (99)' })
 })
 
 t.test('at most a quarter of the attempts in flight to one subscription, those in flight counted', async (t) => {

@@ -4,9 +4,11 @@
 // and reading the body to drop it cost as much again: together about as
 // much of the main thread as serving the create that made the delivery.
 //
-// Bounds: RESPONSE_BYTES of an answer are read, the rest cut with its
-// connection; `abort` (the attempt's deadline, or a stop) cuts the
-// exchange at any point. Connecting is bounded by the agent's own timeout.
+// Bounds: RESPONSE_BYTES of an answer's body are read, the rest cut with
+// its connection; `abort` (the attempt's deadline, or a stop) cuts the
+// exchange once it has a connection. Before that, undici cannot drop a
+// request that waits for one: the cut takes effect when the connection is
+// made (nothing is sent) or fails, so the agent's connect timeout bounds it.
 import type { Dispatcher } from 'undici'
 
 const RESPONSE_BYTES = 64 * 1024
@@ -40,7 +42,7 @@ export class Attempt implements Dispatcher.DispatchHandler {
     })
   }
 
-  /** Cuts the exchange; before it started, as soon as it starts. */
+  /** Cuts the exchange; before it started, as soon as it starts (nothing is sent). */
   abort (reason: Error): void {
     this.#reason ??= reason
     this.#controller?.abort(reason)
@@ -62,23 +64,24 @@ export class Attempt implements Dispatcher.DispatchHandler {
   }
 
   onResponseEnd (): void {
-    if (this.#statusCode !== undefined) this.#resolve(this.#statusCode)
-    else this.#reject(new Error('the answer ended before its status'))
+    // (undici ends only an answer whose final status came.)
+    this.#resolve(this.#statusCode!)
   }
 
-  onResponseError (_controller: Dispatcher.DispatchController, err: Error): void {
+  // (No controller when the request was refused before it was queued.)
+  onResponseError (_controller: Dispatcher.DispatchController | null, err: Error): void {
     if (this.#statusCode !== undefined) this.#resolve(this.#statusCode)
     else this.#reject(err)
   }
 }
 
-/** POSTs `body` to `url` through `agent`; the attempt settles once, whatever happens. */
+/**
+ * POSTs `body` to `url` through `agent`; the attempt settles once, whatever
+ * happens. (dispatch() hands what it refuses to the handler's
+ * onResponseError rather than throwing.)
+ */
 export function post (agent: Dispatcher, url: URL, headers: Record<string, string>, body: string): Attempt {
   const attempt = new Attempt()
-  try {
-    agent.dispatch({ origin: url.origin, path: url.pathname + url.search, method: 'POST', headers, body }, attempt)
-  } catch (err) {
-    attempt.onResponseError(undefined as never, err as Error)
-  }
+  agent.dispatch({ origin: url.origin, path: url.pathname + url.search, method: 'POST', headers, body }, attempt)
   return attempt
 }
