@@ -12,9 +12,9 @@
 // that none waits for a socket, even when subscriptions share a receiver),
 // `timeoutMs` per attempt, and what attempt.ts reads of an answer.
 import type { Agent } from 'undici'
+import type { FastifyBaseLogger } from 'fastify'
 import { post } from './attempt.ts'
 import type { Attempt } from './attempt.ts'
-import type { FastifyBaseLogger } from 'fastify'
 import { guardedLookup, literalAddressProblem } from './address-guard.ts'
 import { webhookHeaders } from './signature.ts'
 import { deliveryId } from '../stores/webhook-storage.ts'
@@ -286,8 +286,9 @@ export class WebhookDispatcher {
     const refused = literalAddressProblem(target, this.#options.allowPrivateNetworks)
     if (refused !== undefined) return { error: refused }
     const agent = await this.#http()
+    // (Stopped meanwhile: nothing is sent, nor queued for a connection.)
+    if (this.#stopping.signal.aborted) throw this.#stopping.signal.reason
     const attempt = post(agent, target, { ...extraHeaders, ...webhookHeaders(secret, deliveryId(seq), payload, Date.now()) }, payload)
-    if (this.#stopping.signal.aborted) attempt.abort(this.#stopping.signal.reason)
     const deadline = setTimeout(() => attempt.abort(new AttemptTimeoutError()), this.#options.timeoutMs)
     this.#sending.add(attempt)
     try {
