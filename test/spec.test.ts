@@ -8,7 +8,8 @@ import { loadSpec } from '../lib/spec.ts'
 import { parse } from 'yaml'
 import { OPENAPI_31_SCHEMA, derived } from '../spec/generate.ts'
 import { FINGERPRINT, validate as precompiledCheck } from '../lib/openapi-31-check.ts'
-import { fingerprint, validatorEntry } from '../lib/spec-check.ts'
+import { fingerprint, specCheck, validatorEntry } from '../lib/spec-check.ts'
+import { SPEC_JSON } from '../lib/spec-document.ts'
 import type { ValidatorInternals } from '../lib/spec-check.ts'
 
 const spec = await loadSpec() as Record<string, any>
@@ -110,10 +111,10 @@ t.test('registering the plugin checks the spec against the OpenAPI 3.1 schema wi
   t.same(compiled.filter((id) => id.startsWith('https://spec.openapis.org/oas/')), [], 'no OpenAPI schema compiled')
   // What glue's validator uses now: the precompiled check for 3.1 with its
   // own default options; anything else still compiles.
-  t.equal(internals(new Validator()).getAjvValidator('3.1'), precompiledCheck)
-  t.not(internals(new Validator({ strict: 'log' })).getAjvValidator('3.1'), precompiledCheck, 'other options compile their own')
+  t.equal(internals(new Validator()).getAjvValidator('3.1'), specCheck)
+  t.not(internals(new Validator({ strict: 'log' })).getAjvValidator('3.1'), specCheck, 'other options compile their own')
   t.ok(compiled.some((id) => id.startsWith('https://spec.openapis.org/oas/3.1/')), 'which the spy sees: it can fail')
-  t.not(internals(new Validator()).getAjvValidator('3.0'), precompiledCheck, 'as does another version')
+  t.not(internals(new Validator()).getAjvValidator('3.0'), specCheck, 'as does another version')
 })
 
 t.test('the precompiled check stands in only for the code it was compiled from', async (t) => {
@@ -152,7 +153,28 @@ t.test('the precompiled OpenAPI 3.1 check gives the verdicts the compiled one gi
     const verdict = precompiledCheck(doc)
     t.equal(verdict, compiled(doc), what)
     t.same(errorsOf(precompiledCheck), errorsOf(compiled), `${what}: the same errors`)
+    // The check the validator is given: the same verdict and errors, the
+    // embedded spec's (which passes) included.
+    t.equal(specCheck(doc), verdict, `${what}: the same as the validator is given`)
+    t.same(errorsOf(specCheck), errorsOf(compiled), `${what}: the same errors as the validator is given`)
     if (!verdict) refused++
   }
   t.equal(refused, broken.length - 1, 'every broken document is refused')
+})
+
+t.test('the embedded spec is taken as checked only as embedded, to the byte', async (t) => {
+  // (What glue's validator is given: a structured clone of the plugin's
+  // copy, which JSON.stringify writes as the embedded text.)
+  t.equal(JSON.stringify(structuredClone(await loadSpec())), SPEC_JSON, 'the copy the plugin passes is the embedded text')
+  const compiled = packageCompile.call(internals(new Validator()), '3.1')
+  // Any other document is checked: a copy with a member the check refuses.
+  const doc = await loadSpec() as Record<string, any>
+  doc.paths['/plants'].get.unknown = 1
+  t.equal(specCheck(doc), false, 'a changed copy is checked')
+  t.same(errorsOf(specCheck), errorsOf(compiled(doc) ? null : compiled), 'with the check\'s errors')
+  t.equal(specCheck(await loadSpec()), true, 'the embedded one passes')
+  t.equal(errorsOf(specCheck), null, 'with no errors left from the one before')
+  const cyclic = await loadSpec() as Record<string, any>
+  cyclic.info['x-self'] = cyclic
+  t.equal(specCheck(cyclic), precompiledCheck(cyclic), 'a document JSON cannot write is checked, not thrown on')
 })
