@@ -4,8 +4,10 @@
 // (lib/openapi-31-check.ts, by `npm run generate`), stands in for that
 // compile, by the same rules. The embedded spec itself is not checked again
 // at each start (some 14 ms of it, the check's first run): it cannot change
-// after `npm run generate` made it, and test/spec.test.ts checks it; any
-// other document, one changed by a byte included, is checked.
+// after `npm run generate` made it, and test/spec.test.ts checks it. Any
+// other document is checked: one that differs from it in anything the
+// check could read (a member, a value, a member left undefined, a getter,
+// a prototype).
 import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
@@ -15,7 +17,7 @@ import { FINGERPRINT, validate } from './openapi-31-check.ts'
 import { SPEC_JSON } from './spec-document.ts'
 
 /** What the validator calls a check: a verdict, and the errors of the last refusal. */
-interface Check { (data: unknown): boolean, errors?: unknown }
+export interface Check { (data: unknown): boolean, errors?: unknown }
 /** What the validator keeps private and this module stands in for. */
 export interface ValidatorInternals { ajvOptions: Record<string, unknown>, getAjvValidator: (this: ValidatorInternals, version: string) => Check }
 
@@ -46,23 +48,47 @@ export function schemaFile (entry = validatorEntry()): string {
 
 const originals = new WeakMap<object, unknown>()
 
-/** The precompiled check, but for the embedded spec, which passes it (test/spec.test.ts). */
-export const specCheck: Check = Object.assign((data: unknown) => {
-  if (isEmbeddedSpec(data)) {
-    specCheck.errors = null
-    return true
-  }
-  const valid = validate(data)
-  specCheck.errors = (validate as Check).errors
-  return valid
-}, { errors: null as unknown })
+/**
+ * `check`, but for the embedded spec, which passes it (test/spec.test.ts):
+ * that one is taken as checked.
+ */
+export function skippingEmbeddedSpec (check: Check): Check {
+  const wrapped: Check = Object.assign((data: unknown) => {
+    if (isEmbeddedSpec(data)) {
+      wrapped.errors = null
+      return true
+    }
+    const valid = check(data)
+    wrapped.errors = check.errors
+    return valid
+  }, { errors: null as unknown })
+  return wrapped
+}
 
-function isEmbeddedSpec (data: unknown): boolean {
-  try {
-    return JSON.stringify(data) === SPEC_JSON
-  } catch {
-    return false // (a document JSON cannot write: a cycle, a bigint)
+/** What glue's validator is given for OpenAPI 3.1 with its default options. */
+export const specCheck = skippingEmbeddedSpec(validate)
+
+let embedded: unknown
+/** Whether `data` is the embedded spec to everything a check could read of it. */
+export function isEmbeddedSpec (data: unknown): boolean {
+  embedded ??= JSON.parse(SPEC_JSON)
+  return sameDocument(data, embedded)
+}
+
+// The same own members as the parsed `expected`, with the same prototype,
+// each with the same plain value (a getter is no plain value: it is not
+// called), all the way down. (The walk follows `expected`, a tree: a cycle
+// in `data` cannot hold it.)
+function sameDocument (data: unknown, expected: unknown): boolean {
+  if (typeof expected !== 'object' || expected === null) return data === expected
+  if (typeof data !== 'object' || data === null || Object.getPrototypeOf(data) !== Object.getPrototypeOf(expected)) return false
+  const keys = Reflect.ownKeys(expected)
+  if (Reflect.ownKeys(data).length !== keys.length) return false
+  for (const key of keys) {
+    const member = Object.getOwnPropertyDescriptor(data, key)
+    if (member === undefined || !sameDocument(member.value, (expected as Record<PropertyKey, unknown>)[key])) return false
   }
+  return true
 }
 
 // The options a Validator has when made without any, as fastify-openapi-glue

@@ -8,7 +8,7 @@ import { loadSpec } from '../lib/spec.ts'
 import { parse } from 'yaml'
 import { OPENAPI_31_SCHEMA, derived } from '../spec/generate.ts'
 import { FINGERPRINT, validate as precompiledCheck } from '../lib/openapi-31-check.ts'
-import { fingerprint, specCheck, validatorEntry } from '../lib/spec-check.ts'
+import { fingerprint, isEmbeddedSpec, skippingEmbeddedSpec, specCheck, validatorEntry } from '../lib/spec-check.ts'
 import { SPEC_JSON } from '../lib/spec-document.ts'
 import type { ValidatorInternals } from '../lib/spec-check.ts'
 
@@ -162,19 +162,59 @@ t.test('the precompiled OpenAPI 3.1 check gives the verdicts the compiled one gi
   t.equal(refused, broken.length - 1, 'every broken document is refused')
 })
 
-t.test('the embedded spec is taken as checked only as embedded, to the byte', async (t) => {
-  // (What glue's validator is given: a structured clone of the plugin's
-  // copy, which JSON.stringify writes as the embedded text.)
-  t.equal(JSON.stringify(structuredClone(await loadSpec())), SPEC_JSON, 'the copy the plugin passes is the embedded text')
-  const compiled = packageCompile.call(internals(new Validator()), '3.1')
-  // Any other document is checked: a copy with a member the check refuses.
+t.test('the embedded spec is taken as checked; a document that differs in anything the check reads is checked', async (t) => {
+  const calls: unknown[] = []
+  const check = Object.assign((data: unknown) => { calls.push(data); check.errors = [{ message: 'refused' }]; return false }, { errors: null as unknown })
+  const wrapped = skippingEmbeddedSpec(check)
+  // (What glue's validator is given is a structured clone of the plugin's copy.)
+  for (const doc of [await loadSpec(), structuredClone(await loadSpec())]) {
+    t.equal(wrapped(doc), true, 'the embedded spec passes')
+    t.equal(errorsOf(wrapped), null, 'with no errors')
+  }
+  t.equal(calls.length, 0, 'without the check')
+  const differing: Array<[string, (doc: Record<string, any>) => unknown]> = [
+    ['a member the check refuses', (doc) => { doc.paths['/plants'].get.unknown = 1 }],
+    ['a member left undefined (JSON would not write it)', (doc) => { doc.paths['/plants'].get.unknown = undefined }],
+    ['a value changed', (doc) => { doc.info.version = '2.0.0' }],
+    ['a member gone', (doc) => { delete doc.tags }],
+    ['an inherited member', (doc) => Object.setPrototypeOf(doc, { unknown: 1 })],
+    ['a hidden member', (doc) => Object.defineProperty(doc.info, 'summary', { value: 1, enumerable: false })],
+    ['a getter', (doc) => { const { version } = doc.info; Object.defineProperty(doc.info, 'version', { get: () => version, enumerable: true }) }],
+    ['a toJSON that writes the spec', (doc) => { const copy = JSON.parse(SPEC_JSON); doc.openapi = 1; doc.toJSON = () => copy }],
+    ['an array for an object', (doc) => { doc.info = Object.assign([], doc.info) }],
+    ['a cycle', (doc) => { doc.paths['/plants'].get.unknown = doc }]
+  ]
+  for (const [what, change] of differing) {
+    const doc = await loadSpec() as Record<string, any>
+    change(doc)
+    calls.length = 0
+    t.equal(wrapped(doc), false, `${what}: the check's verdict`)
+    t.same(calls, [doc], `${what}: checked`)
+    t.same(errorsOf(wrapped), [{ message: 'refused' }], `${what}: with its errors`)
+  }
+  // The one the validator is given: the precompiled check's verdicts.
   const doc = await loadSpec() as Record<string, any>
-  doc.paths['/plants'].get.unknown = 1
-  t.equal(specCheck(doc), false, 'a changed copy is checked')
-  t.same(errorsOf(specCheck), errorsOf(compiled(doc) ? null : compiled), 'with the check\'s errors')
-  t.equal(specCheck(await loadSpec()), true, 'the embedded one passes')
-  t.equal(errorsOf(specCheck), null, 'with no errors left from the one before')
-  const cyclic = await loadSpec() as Record<string, any>
-  cyclic.info['x-self'] = cyclic
-  t.equal(specCheck(cyclic), precompiledCheck(cyclic), 'a document JSON cannot write is checked, not thrown on')
+  doc.paths['/plants'].get.unknown = doc
+  t.equal(specCheck(doc), false, 'a cyclic document the check refuses')
+  t.same(errorsOf(specCheck), errorsOf(precompiledCheck(doc) ? null : precompiledCheck))
+  t.equal(specCheck(await loadSpec()), true, 'and the embedded one, after it')
+  t.equal(errorsOf(specCheck), null)
+})
+
+t.test('registering the plugin gives the validator the embedded spec as it is', async (t) => {
+  // (The shortcut is taken: what the check is given is the embedded spec,
+  // when it is given it: glue resolves the document's $refs in place after.)
+  const seen: boolean[] = []
+  const prototype = internals(Validator.prototype)
+  const current = prototype.getAjvValidator
+  t.teardown(() => { prototype.getAjvValidator = current })
+  prototype.getAjvValidator = function (version) {
+    const check = current.call(this, version)
+    return Object.assign((data: unknown) => { seen.push(isEmbeddedSpec(data)); return check(data) }, { errors: null })
+  }
+  const app = Fastify()
+  await app.register(plantStore, { tokens: ['token'], database: 'memory:' })
+  await app.ready()
+  await app.close()
+  t.same(seen, [true], 'one check, of the embedded spec')
 })

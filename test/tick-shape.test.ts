@@ -14,7 +14,10 @@ const MODULE = new URL('../lib/tick-shape.ts', import.meta.url).href
 
 // A warm-up of nextTicks interleaved with ten full collections, as a
 // server's start has, the hold taken first; then whether a record made
-// after it shares the held record's hidden class (V8's %HaveSameMap).
+// after it shares the held record's hidden class (V8's %HaveSameMap): the
+// hold keeps a live record of the class new records get, which is what
+// keeps that class alive. (That it is taken before the first collection is
+// the command's load order, the test after this one.)
 const SCRIPT = `
 import { executionAsyncResource } from 'node:async_hooks'
 import { holdTickShape } from ${JSON.stringify(MODULE)}
@@ -42,7 +45,7 @@ t.test('the held object is a nextTick record', async (t) => {
   t.ok('callback' in hold.held! && 'args' in hold.held!, 'its callback and arguments')
 })
 
-t.test('after ten full collections, new records are of the held record\'s hidden class', async (t) => {
+t.test('after ten full collections, the held record is of the hidden class new records get', async (t) => {
   // (Through env(1), which takes tap's coverage out of the environment: tap
   // adds it to every child it sees spawned, and it changes how V8 builds
   // the records.)
