@@ -5,26 +5,16 @@
 // [rounds]`.
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
+import { WARM_UP } from './tick-shape-warm-up.ts'
 
 const MODULE = new URL('../lib/tick-shape.ts', import.meta.url).href
 
-// A warm-up of nextTicks interleaved with full collections, as a server's
-// start has (ten of them, after 100,000 nextTicks had the code optimized),
-// the hold taken before it or not at all; then the CPU time of 300,000
-// nextTicks.
+// The warm-up (tick-shape-warm-up.ts), the hold taken before it or not at
+// all; then the CPU time of 300,000 nextTicks.
 const SCRIPT = `
 import { holdTickShape } from ${JSON.stringify(MODULE)}
 if (process.argv[1] === 'held') holdTickShape()
-function batch () {
-  return new Promise((resolve) => {
-    for (let i = 0; i < 1000; i++) process.nextTick(() => {})
-    setImmediate(resolve)
-  })
-}
-for (let round = 0; round < 200; round++) {
-  await batch()
-  if (round % 20 === 10) globalThis.gc()
-}
+${WARM_UP}
 const start = process.cpuUsage()
 for (let round = 0; round < 300; round++) await batch()
 const { user, system } = process.cpuUsage(start)

@@ -3,7 +3,7 @@
 // schema with Ajv to do so: most of the plugin's registration time. The same check, compiled ahead from the same schema file
 // (lib/openapi-31-check.ts, by `npm run generate`), stands in for that
 // compile, by the same rules. The embedded spec itself is not checked again
-// at each start (some 14 ms of it, the check's first run): it cannot change
+// at each start (the check's first run is a part of it): it cannot change
 // after `npm run generate` made it, and test/spec.test.ts checks it. Any
 // other document is checked: one that differs from it in anything the
 // check could read (a member, a value, a member left undefined, a getter,

@@ -9,12 +9,12 @@ import { setTimeout } from 'node:timers/promises'
 import { promisify } from 'node:util'
 import t from 'tap'
 import { holdTickShape } from '../lib/tick-shape.ts'
+import { WARM_UP } from '../bench/tick-shape-warm-up.ts'
 
 const MODULE = new URL('../lib/tick-shape.ts', import.meta.url).href
 
-// A warm-up of nextTicks interleaved with ten full collections, as a
-// server's start has, the hold taken first; then whether a record made
-// after it shares the held record's hidden class (V8's %HaveSameMap): the
+// The warm-up (bench/tick-shape-warm-up.ts), the hold taken first; then
+// whether a record made after it shares the held record's hidden class (V8's %HaveSameMap): the
 // hold keeps a live record of the class new records get, which is what
 // keeps that class alive. (That it is taken before the first collection is
 // the command's load order, the test after this one.)
@@ -22,16 +22,7 @@ const SCRIPT = `
 import { executionAsyncResource } from 'node:async_hooks'
 import { holdTickShape } from ${JSON.stringify(MODULE)}
 const hold = holdTickShape()
-function batch () {
-  return new Promise((resolve) => {
-    for (let i = 0; i < 1000; i++) process.nextTick(() => {})
-    setImmediate(resolve)
-  })
-}
-for (let round = 0; round < 200; round++) {
-  await batch()
-  if (round % 20 === 10) globalThis.gc()
-}
+${WARM_UP}
 const record = await new Promise((resolve) => process.nextTick(() => resolve(executionAsyncResource())))
 console.log(JSON.stringify({ held: hold.held !== undefined, same: hold.held !== record && %HaveSameMap(hold.held, record) }))
 `
