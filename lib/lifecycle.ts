@@ -49,6 +49,7 @@ export class Lifecycle {
   #overload: string | undefined
   #closing = false
   #rss = 0
+  #sampledAt = 0
   #requests = 0
   #window = { at: performance.now(), requests: 0, utilization: performance.eventLoopUtilization(), busy: false }
 
@@ -75,6 +76,7 @@ export class Lifecycle {
       this.#histogram.enable()
     }
     if (this.#histogram || maxRssBytes > 0 || maxHeapUsedBytes > 0) {
+      this.#sampledAt = performance.now()
       this.#timer = setInterval(() => this.#sample(), Math.max(RESOLUTION_MS, sampleInterval)).unref()
     }
   }
@@ -82,10 +84,18 @@ export class Lifecycle {
   #sample (): void {
     const { maxEventLoopDelay, maxRssBytes, maxHeapUsedBytes } = this.#limits
     let overload: string | undefined
+    const now = performance.now()
+    const elapsed = now - this.#sampledAt
+    this.#sampledAt = now
     if (this.#histogram) {
-      const delay = Math.max(0, this.#histogram.mean / 1e6 - RESOLUTION_MS)
+      // An empty histogram: its timer fired at most once since the reset
+      // (a first fire only marks the time), so the loop turned at most
+      // once since the last sample, a turn as long as the time since.
+      // (Taking it as past every limit, as under-pressure does, made any
+      // turn longer than the sample interval an overload, whatever the limit.)
+      const delay = this.#histogram.count > 0 ? this.#histogram.mean / 1e6 : elapsed
       this.#histogram.reset()
-      if (Number.isNaN(delay) || delay > maxEventLoopDelay) overload = 'event-loop delay'
+      if (delay - RESOLUTION_MS > maxEventLoopDelay) overload = 'event-loop delay'
     }
     const heap = getHeapStatistics()
     if (maxRssBytes > 0) {

@@ -32,3 +32,45 @@ t.test('busy: requests arrive and the event loop has no time to spare', async (t
   await sleep(150)
   t.equal(lifecycle.busy, false, 'a request now and then: not busy')
 })
+
+// `turns` turns of the event loop in a row, each kept working for `ms`;
+// what `overloaded` said after each.
+async function longTurns (lifecycle: Lifecycle, ms: number, turns: number): Promise<Set<string | undefined>> {
+  const seen = new Set<string | undefined>()
+  for (let turn = 0; turn < turns; turn++) {
+    work(undefined, ms)
+    await new Promise(setImmediate)
+    seen.add(lifecycle.overloaded)
+  }
+  return seen
+}
+
+t.test('overload: turns longer than the sample interval are measured, not taken as past every limit', async (t) => {
+  // One turn per sample leaves the delay histogram empty (its first fire
+  // after a reset records nothing): the turn's length is the delay.
+  const lifecycle = new Lifecycle({ maxEventLoopDelay: 5000, sampleInterval: 50 })
+  lifecycle.start()
+  t.teardown(() => lifecycle.stop())
+  t.same([...await longTurns(lifecycle, 120, 10)], [undefined], '120 ms turns, limit 5 s: never overloaded')
+})
+
+t.test('overload: turns past the limit are an overload, until the loop turns freely again', async (t) => {
+  const lifecycle = new Lifecycle({ maxEventLoopDelay: 100, sampleInterval: 50 })
+  lifecycle.start()
+  t.teardown(() => lifecycle.stop())
+  t.ok((await longTurns(lifecycle, 300, 5)).has('event-loop delay'), '300 ms turns, limit 100 ms: overloaded')
+  await sleep(200)
+  t.equal(lifecycle.overloaded, undefined, 'free turns again: not overloaded')
+})
+
+t.test('overload: a sample with delays recorded reads their mean', async (t) => {
+  const lifecycle = new Lifecycle({ maxEventLoopDelay: 50, sampleInterval: 500 })
+  lifecycle.start()
+  t.teardown(() => lifecycle.stop())
+  // Turns of 5 ms, then of 150 ms, several per sample: the histogram
+  // records them, and the sample reads their mean, not its own lateness.
+  t.same([...await longTurns(lifecycle, 5, 300)], [undefined], '5 ms turns, limit 50 ms: never overloaded')
+  t.ok((await longTurns(lifecycle, 150, 10)).has('event-loop delay'), '150 ms turns, limit 50 ms: overloaded')
+  await sleep(1200)
+  t.equal(lifecycle.overloaded, undefined, 'free turns again: not overloaded')
+})
