@@ -257,6 +257,8 @@ interface Sample {
   webhooks?: { loadSeconds: number, drainSeconds: number, answered: number }
   /** Requests answered. */
   answered: number
+  /** The non-2xx answers by status (autocannon's runs; wrk counts them only). */
+  statuses?: Record<string, number>
 }
 
 // The kernel's clock ticks, in which /proc/<pid>/stat counts CPU time.
@@ -380,6 +382,7 @@ async function load (system: Running, workload: Workload, options: { duration?: 
     errors: result.errors + result.timeouts,
     non2xx: result.non2xx,
     answered,
+    statuses: Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).filter(([status]) => !status.startsWith('2')).map(([status, { count }]) => [status, count ?? 0])),
     cpuUsPerRequest: answered > 0 ? cpu / answered : 0,
     busy: cpu / wallUs,
     cores: coreShares(coresBefore, await coreTicks()),
@@ -565,13 +568,14 @@ for (const spec of hasValgrind ? specs.filter((s) => counting.includes(s.key)) :
     control('-i', 'on')
     await load(system, 'create', { amount: 100 })
     control('-z')
-    const { answered, non2xx, errors } = await load(system, 'create', { amount: preset.instructions.counted })
+    const { answered, non2xx, errors, statuses } = await load(system, 'create', { amount: preset.instructions.counted })
     control('-d')
     // (A count with failed requests in it would be of other work: none is
     // reported for that system, and the run goes on to write its table.)
     if (non2xx + errors > 0) {
-      log(`instructions: ${spec.name}: ${non2xx} non-2xx answers and ${errors} errors while counting; no count`)
-      uncounted.push(`${spec.name} (${non2xx} non-2xx answers, ${errors} errors)`)
+      const seen = Object.entries(statuses ?? {}).map(([status, count]) => `${count} × ${status}`).join(', ')
+      log(`instructions: ${spec.name}: ${non2xx} non-2xx answers${seen ? ` (${seen})` : ''} and ${errors} errors while counting; no count`)
+      uncounted.push(`${spec.name} (${non2xx} non-2xx answers${seen ? `: ${seen}` : ''}, ${errors} errors)`)
       continue
     }
     // (The dump is `${out}.1`: `totals:` is every thread's count since -z.)
