@@ -110,6 +110,12 @@ export interface PlantStoreOptions {
   /** PostgreSQL: connections in the pool the plugin opens. Default 10. */
   poolSize?: number
   /**
+   * `memory:`: plants and webhook delivery records held at most; past it,
+   * creates get 503 (the store is full). Default: as many of the largest
+   * records (some 1.3 KB) as fill a quarter of V8's heap limit.
+   */
+  memoryMaxRecords?: number
+  /**
    * A Redis client (ioredis) that keeps the failed-authentication counts,
    * so that every instance sharing it shares the limit. Redis that does not
    * answer lets failures through uncounted (401, not 429); valid tokens are
@@ -147,7 +153,7 @@ const plantStore: FastifyPluginAsync<PlantStoreOptions> = async function plantSt
     opened = options.database
   } else {
     const url = options.database ?? DEFAULT_DATABASE_URL
-    const started = await startStore(url, { log: fastify.log, observer: metrics?.commits, poolSize: options.poolSize })
+    const started = await startStore(url, { log: fastify.log, observer: metrics?.commits, poolSize: options.poolSize, memoryMaxRecords: options.memoryMaxRecords })
     opened = started.store
     // (Awaited once the routes are compiled: a SQLite writer thread starts meanwhile.)
     storeReady = started.ready

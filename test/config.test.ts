@@ -34,6 +34,12 @@ t.test('defaults', async (t) => {
   })
 })
 
+t.test('MEMORY_MAX_RECORDS', async (t) => {
+  t.equal(loadConfig({ MEMORY_MAX_RECORDS: '500' }).plugin.memoryMaxRecords, 500)
+  t.throws(() => loadConfig({ MEMORY_MAX_RECORDS: '-1' }), /MEMORY_MAX_RECORDS must be >= 0/)
+  t.throws(() => loadConfig({ MEMORY_MAX_RECORDS: '1e3x' }), /MEMORY_MAX_RECORDS must be integer/)
+})
+
 t.test('METRICS, METRICS_PUBLIC and DATABASE_POOL_SIZE', async (t) => {
   t.equal(loadConfig({ METRICS: 'false' }).plugin.metrics, false)
   t.same(loadConfig({ METRICS_PUBLIC: 'true' }).plugin.metrics, { public: true })
@@ -52,6 +58,8 @@ t.test('the defaults are the plugin\'s own', async (t) => {
   t.match(loadConfig({}).edge, DEFAULT_EDGE_LIMITS)
   t.same(plugin.webhooks, DEFAULT_WEBHOOKS)
   t.equal(plugin.poolSize, DEFAULT_POOL_SIZE)
+  t.equal(plugin.memoryMaxRecords, undefined, 'the store\'s own default')
+  t.equal(loadConfig({ MEMORY_MAX_RECORDS: '0' }).plugin.memoryMaxRecords, undefined)
 })
 
 t.test('each kind of database URL is accepted', async (t) => {
@@ -88,6 +96,7 @@ t.test('every variable is read', async (t) => {
     WEBHOOK_TIMEOUT_MS: '1000',
     WEBHOOK_CONCURRENCY: '2',
     DATABASE_POOL_SIZE: '4',
+    MEMORY_MAX_RECORDS: '5000',
     METRICS: 'true',
     METRICS_PUBLIC: 'true',
     WORKERS: '1',
@@ -113,6 +122,7 @@ t.test('every variable is read', async (t) => {
       writeTimeout: 3000,
       maxHeldBytes: 64 * MB,
       poolSize: 4,
+      memoryMaxRecords: 5000,
       metrics: { public: true },
       webhooks: { allowPrivateNetworks: true, maxAttempts: 3, retryBaseMs: 50, timeoutMs: 1000, concurrency: 2 }
     }
@@ -151,7 +161,7 @@ t.test('AUTH_FAILURE_LIMIT=0 turns the limit off', async (t) => {
 
 t.test('every declared variable is read, and only those', async (t) => {
   const names = Object.keys(ENV_SCHEMA.properties)
-  t.equal(names.length, 36)
+  t.equal(names.length, 37)
   // A variable the declaration does not name changes nothing.
   t.same(loadConfig({ PORTS: '1', port: '1' }), loadConfig({}))
 })

@@ -191,3 +191,16 @@ t.test('resident memory past MAX_RSS_MB is an overload only while much of it is 
   t.equal(rssOverloaded(900 * MB, 100 * MB, 800 * MB), false, 'resident after a burst, but free: serve')
   t.equal(rssOverloaded(700 * MB, 650 * MB, 800 * MB), false, 'under the limit: serve')
 })
+
+t.test('memory: a flood of unique creates fills the store to MEMORY_MAX_RECORDS, no further: 503s, and every 200 is stored', async (t) => {
+  const app = await build(t, { memoryMaxRecords: 100 })
+  const answers = await Promise.all(Array.from({ length: 600 }, (_, i) => app.inject({
+    method: 'POST', url: '/plants', headers: { ...AUTH, 'content-type': 'application/json' }, payload: `{"id":${i + 1},"name":"flood"}`
+  })))
+  const acknowledged = answers.flatMap((res, i) => res.statusCode === 200 ? [String(i + 1)] : [])
+  t.equal(acknowledged.length, 100)
+  const refused = answers.filter((res) => res.statusCode !== 200)
+  t.ok(refused.every((res) => res.statusCode === 503 && res.headers['retry-after'] === '2' && /\(full\)/.test(res.json().message)), 'the rest: 503 Error, store full, Retry-After')
+  const page = await app.inject({ url: '/plants?limit=1000', headers: AUTH })
+  t.same(page.json().map((plant: { id: string | number }) => String(plant.id)).sort(), acknowledged.sort(), 'stored: exactly what was acknowledged')
+})

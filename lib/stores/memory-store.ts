@@ -1,4 +1,6 @@
 import sortedBtree from 'sorted-btree'
+import { defaultMemoryMaxRecords } from '../defaults.ts'
+import { StoreUnavailableError } from '../errors.ts'
 import { outcomeOver, pageSize, plantOf } from './plant-storage.ts'
 import type { CreateOutcome, ListOptions, PlantStorage, StoredPlant } from './plant-storage.ts'
 import { MemoryWebhooks } from './memory-webhooks.ts'
@@ -17,8 +19,18 @@ function key (id: bigint): Key {
 const BTree = sortedBtree.default
 const compareKeys = (a: Key, b: Key): number => a < b ? -1 : a > b ? 1 : 0
 
+export interface MemoryStoreOptions {
+  /**
+   * Plants and webhook delivery records held at most; a create past it is
+   * refused as from a full store (503). Default: as many of the largest as
+   * fill a quarter of V8's heap limit (defaults.ts).
+   */
+  maxRecords?: number
+}
+
 /** Keeps plants in the process: fast, and gone when the process ends. */
 export class MemoryStore implements PlantStorage {
+  readonly #maxRecords: number
   readonly #plants = new Map<Key, StoredPlant>()
   // The keys in ascending order, so that a page is a walk from its first
   // one: a B+ tree, where a key inserted anywhere costs O(log n) (a sorted
@@ -26,10 +38,19 @@ export class MemoryStore implements PlantStorage {
   readonly #keys = new BTree<Key, undefined>(undefined, compareKeys)
   readonly webhooks = new MemoryWebhooks()
 
+  constructor ({ maxRecords = defaultMemoryMaxRecords() }: MemoryStoreOptions = {}) {
+    this.#maxRecords = maxRecords
+  }
+
   async create (plant: StoredPlant, traceparent?: string): Promise<CreateOutcome> {
     const at = key(plant.id)
     const existing = this.#plants.get(at)
     if (existing !== undefined) return outcomeOver(existing, plant)
+    // The process's memory is the store's disk: full, as a disk would be,
+    // before a client's creates can exhaust it.
+    if (this.#plants.size + 1 + this.webhooks.deliveryCount + this.webhooks.deliveriesPerCreate > this.#maxRecords) {
+      throw new StoreUnavailableError('full')
+    }
     // A copy, so that the caller cannot change what is stored.
     this.#plants.set(at, plantOf(plant.id, plant.name, plant.tag))
     if (this.webhooks.hasSubscriptions) this.webhooks.enqueue(plant.id, newPlantPayload(plant), Date.now(), traceparent)

@@ -23,6 +23,16 @@ export class MemoryWebhooks implements WebhookStorage {
     return this.#subscriptions.size > 0
   }
 
+  /** Delivery records held. */
+  get deliveryCount (): number {
+    return this.#deliveries.size
+  }
+
+  /** Delivery records a create adds: one per subscription. */
+  get deliveriesPerCreate (): number {
+    return this.#subscriptions.size
+  }
+
   /** The plant store calls this when it creates a plant: one delivery per subscription. */
   enqueue (plantId: bigint, payload: string, now: number, traceparent?: string): void {
     for (const { id } of this.#subscriptions.values()) {

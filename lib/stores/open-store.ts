@@ -61,6 +61,8 @@ export interface OpenStoreOptions {
   observer?: StoreObserver
   /** PostgreSQL: connections in the pool. */
   poolSize?: number
+  /** `memory:`: plants and delivery records held at most. */
+  memoryMaxRecords?: number
 }
 
 /** The kind of store a URL opens, as metrics name it. */
@@ -75,10 +77,10 @@ export function storeKind (url: string): 'memory' | 'postgres' | 'sqlite' | unde
  * store's writer thread is still starting when it is returned. A `ready`
  * that fails means the store cannot be used; it must be awaited (or caught).
  */
-export async function startStore (url: string, { log, observer, poolSize }: OpenStoreOptions = {}): Promise<{ store: PlantStorage, ready: Promise<void> }> {
+export async function startStore (url: string, { log, observer, poolSize, memoryMaxRecords }: OpenStoreOptions = {}): Promise<{ store: PlantStorage, ready: Promise<void> }> {
   switch (kindOf(url)) {
     case 'memory':
-      return { store: new MemoryStore(), ready: Promise.resolve() }
+      return { store: new MemoryStore({ maxRecords: memoryMaxRecords }), ready: Promise.resolve() }
     // The database backends load on demand: a server on SQLite never loads pg.
     case 'postgres': {
       const { PostgresStore } = await import('./postgres-store.ts')
