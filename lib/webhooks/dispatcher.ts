@@ -235,9 +235,10 @@ export class WebhookDispatcher {
   async #attempt (delivery: DueDelivery): Promise<void> {
     let result: { status?: number, error?: string }
     try {
+      const target = new URL(delivery.url)
       result = this.#around === undefined
-        ? await this.#send(delivery)
-        : await this.#around(delivery.traceparent, new URL(delivery.url), (headers) => this.#send(delivery, headers))
+        ? await this.#send(delivery, target)
+        : await this.#around(delivery.traceparent, target, (headers) => this.#send(delivery, target, headers))
     } catch (err) {
       if (this.#stopping.signal.aborted) {
         // Our own shutdown is no failure of the receiver: the delivery
@@ -281,8 +282,7 @@ export class WebhookDispatcher {
     this.#records.add(recorded)
   }
 
-  async #send ({ seq, url, secret, payload }: DueDelivery, extraHeaders?: Record<string, string>): Promise<{ status?: number, error?: string }> {
-    const target = new URL(url)
+  async #send ({ seq, secret, payload }: DueDelivery, target: URL, extraHeaders?: Record<string, string>): Promise<{ status?: number, error?: string }> {
     const refused = literalAddressProblem(target, this.#options.allowPrivateNetworks)
     if (refused !== undefined) return { error: refused }
     const agent = await this.#http()
