@@ -422,9 +422,9 @@ async function postgresBenchUrl (): Promise<string | undefined> {
 const scratch = await mkdtemp(join(tmpdir(), 'plant-store-bench-'))
 const pgUrl = await postgresBenchUrl()
 // The memory store's bound on records, past what nine rounds of creates on
-// a fast machine can add (its default, a quarter of the heap limit's worth
-// of the largest records, is some 800,000): the bound is one comparison
-// per create, and a full store would answer 503s.
+// a fast machine can add (its default is 100,000; a round of 2 seconds
+// adds some 20,000 to 80,000): the bound is one comparison per create, and
+// a full store would answer 503s.
 const MEMORY = { DATABASE_URL: 'memory:', MEMORY_MAX_RECORDS: '20000000' }
 const specs: SystemSpec[] = ([
   { key: 'memory', name: 'service, memory store', script: SERVICE, env: MEMORY, cpuBound: true },

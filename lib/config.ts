@@ -8,7 +8,7 @@ import ipaddr from 'ipaddr.js'
 import type { ErrorObject } from 'ajv'
 import type { FromSchema } from 'json-schema-to-ts'
 import { validate as checkEnv } from './config-check.ts'
-import { DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_BODY_LIMIT, DEFAULT_MAX_EVENT_LOOP_DELAY, DEFAULT_MAX_HELD_BYTES, DEFAULT_POOL_SIZE, LARGEST_MEMORY_RECORD_BYTES, DEFAULT_WEBHOOKS, DEFAULT_WRITE_TIMEOUT } from './defaults.ts'
+import { DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_BODY_LIMIT, DEFAULT_MAX_EVENT_LOOP_DELAY, DEFAULT_MAX_HELD_BYTES, DEFAULT_MEMORY_MAX_RECORDS, DEFAULT_POOL_SIZE, DEFAULT_WEBHOOKS, DEFAULT_WRITE_TIMEOUT } from './defaults.ts'
 import { DEFAULT_EDGE_LIMITS } from './http-edge.ts'
 import type { EdgeLimits } from './http-edge.ts'
 import type { PlantStoreOptions } from './plugin.ts'
@@ -26,7 +26,7 @@ export const ENV_SCHEMA = {
     PLANT_STORE_TOKENS: { type: 'string', description: 'Comma-separated bearer tokens the API accepts. Unset: one is generated at the first start, kept beside the SQLite file (`<file>.token`, readable by its owner only) and printed; with another store, a new one is generated at each start' },
     DATABASE_URL: { type: 'string', minLength: 1, default: DEFAULT_DATABASE_URL, description: 'Where plants are kept: `file:PATH` (SQLite; a relative path is from the working directory), `postgres://user:password@host:port/db` (PostgreSQL), or `memory:` (in the process, gone on exit)' },
     DATABASE_POOL_SIZE: { type: 'integer', minimum: 1, maximum: 1000, default: DEFAULT_POOL_SIZE, description: 'PostgreSQL: connections in each process\'s pool (with `WORKERS`, per worker: keep workers × instances × this under the server\'s `max_connections`)' },
-    MEMORY_MAX_RECORDS: { type: 'integer', minimum: 0, default: 0, description: `With \`DATABASE_URL=memory:\`: plants and webhook delivery records kept at most; past it, creates get 503, as from a full disk. \`0\`: as many of the largest records (${LARGEST_MEMORY_RECORD_BYTES.toLocaleString('en-US')} bytes: a delivery of a plant with the longest name and tag) as fill a quarter of V8's heap limit (some 800,000 with a 4 GB heap)` },
+    MEMORY_MAX_RECORDS: { type: 'integer', minimum: 1, default: DEFAULT_MEMORY_MAX_RECORDS, description: 'With `DATABASE_URL=memory:`: plants and webhook delivery records kept at most (the largest take some 2.3 KB each); past it, creates get 503, as from a full disk, until deleted plants or removed subscriptions make room' },
     LOG_LEVEL: { type: 'string', enum: LOG_LEVELS, default: 'info', description: `Least severe log level written: ${LOG_LEVELS.map((level) => `\`${level}\``).join(', ')}` },
     LOG_FORMAT: { type: 'string', enum: ['json', 'pretty'], default: 'json', description: '`json` lines, or `pretty` for reading in a terminal' },
     BODY_LIMIT: { type: 'integer', minimum: 1, default: DEFAULT_BODY_LIMIT, description: 'Largest accepted request body, in bytes' },
@@ -174,7 +174,7 @@ export function loadConfig (environment: NodeJS.ProcessEnv): ServerConfig {
       writeTimeout: env.WRITE_TIMEOUT,
       maxHeldBytes: env.MAX_HELD_MB * MB,
       poolSize: env.DATABASE_POOL_SIZE,
-      ...(env.MEMORY_MAX_RECORDS > 0 && { memoryMaxRecords: env.MEMORY_MAX_RECORDS }),
+      memoryMaxRecords: env.MEMORY_MAX_RECORDS,
       metrics: env.METRICS && { public: env.METRICS_PUBLIC },
       webhooks: env.WEBHOOKS && {
         allowPrivateNetworks: env.WEBHOOK_ALLOW_PRIVATE_NETWORKS,

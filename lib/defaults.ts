@@ -1,7 +1,6 @@
 // The plugin's defaults, in a module of their own: the plugin applies
 // them, and the server's configuration (config.ts) states them, without
 // either loading the other.
-import { getHeapStatistics } from 'node:v8'
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024
 /** Failed authentications per client address and window before 429. */
@@ -21,21 +20,12 @@ export const DEFAULT_WEBHOOKS = {
 }
 
 /**
- * `memory:`: the V8 heap a record takes at most: a plant of the longest
- * name and tag (two-byte characters, an id past 2^53) some 650 bytes, a
- * webhook delivery of it some 1,250 (measured on Node 24).
+ * `memory:`: plants and webhook delivery records held at most. The largest
+ * record, a failed delivery of a plant with the longest name and tag (all
+ * two-byte characters) with the longest error, takes some 2.3 KB of heap:
+ * at most some 250 MB together (test/memory-store.test.ts).
  */
-export const LARGEST_MEMORY_RECORD_BYTES = 1300
-
-/**
- * `memory:`: plants and webhook delivery records held at most unless told:
- * as many of the largest as fill a quarter of V8's heap limit, so that the
- * store is full before the process runs out of memory. (The limit counts
- * the young generation, and a Map growing holds its old and new tables.)
- */
-export function defaultMemoryMaxRecords (): number {
-  return Math.floor(getHeapStatistics().heap_size_limit / 4 / LARGEST_MEMORY_RECORD_BYTES)
-}
+export const DEFAULT_MEMORY_MAX_RECORDS = 100_000
 
 /** PostgreSQL: connections in a process's pool. */
 export const DEFAULT_POOL_SIZE = 10

@@ -108,6 +108,9 @@ export const DatabaseOpenError = createError<[string, string]>(
 export const MissingOperationError = createError<[string]>(
   'PLANT_STORE_MISSING_OPERATION', 'The spec names operation "%s" but the service has no method for it')
 
+export const MemoryMaxRecordsError = createError<[string]>(
+  'PLANT_STORE_MEMORY_MAX_RECORDS', 'The "memoryMaxRecords" option must be a whole number of at least 1 (got %s)')
+
 export const NoTokensError = createError(
   'PLANT_STORE_NO_TOKENS', 'The "tokens" option needs at least one non-empty token')
 

@@ -111,8 +111,7 @@ export interface PlantStoreOptions {
   poolSize?: number
   /**
    * `memory:`: plants and webhook delivery records held at most; past it,
-   * creates get 503 (the store is full). Default: as many of the largest
-   * records (some 1.3 KB) as fill a quarter of V8's heap limit.
+   * creates get 503 (the store is full). Default 100,000.
    */
   memoryMaxRecords?: number
   /**

@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process'
 import { readFile } from 'node:fs/promises'
 import { availableParallelism } from 'node:os'
 import { ENV_SCHEMA, configurationTable, loadConfig, usage } from '../lib/config.ts'
-import { DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_BODY_LIMIT, DEFAULT_MAX_EVENT_LOOP_DELAY, DEFAULT_MAX_HELD_BYTES, DEFAULT_POOL_SIZE, DEFAULT_WEBHOOKS, DEFAULT_WRITE_TIMEOUT } from '../lib/defaults.ts'
+import { DEFAULT_AUTH_FAILURE_LIMIT, DEFAULT_BODY_LIMIT, DEFAULT_MAX_EVENT_LOOP_DELAY, DEFAULT_MAX_HELD_BYTES, DEFAULT_MEMORY_MAX_RECORDS, DEFAULT_POOL_SIZE, DEFAULT_WEBHOOKS, DEFAULT_WRITE_TIMEOUT } from '../lib/defaults.ts'
 import { DEFAULT_EDGE_LIMITS } from '../lib/http-edge.ts'
 
 const MB = 1024 * 1024
@@ -28,6 +28,7 @@ t.test('defaults', async (t) => {
       writeTimeout: 30000,
       maxHeldBytes: 256 * MB,
       poolSize: 10,
+      memoryMaxRecords: 100_000,
       metrics: { public: false },
       webhooks: { allowPrivateNetworks: false, maxAttempts: 8, retryBaseMs: 5000, timeoutMs: 10000, concurrency: 64 }
     }
@@ -36,7 +37,7 @@ t.test('defaults', async (t) => {
 
 t.test('MEMORY_MAX_RECORDS', async (t) => {
   t.equal(loadConfig({ MEMORY_MAX_RECORDS: '500' }).plugin.memoryMaxRecords, 500)
-  t.throws(() => loadConfig({ MEMORY_MAX_RECORDS: '-1' }), /MEMORY_MAX_RECORDS must be >= 0/)
+  t.throws(() => loadConfig({ MEMORY_MAX_RECORDS: '0' }), /MEMORY_MAX_RECORDS must be >= 1/)
   t.throws(() => loadConfig({ MEMORY_MAX_RECORDS: '1e3x' }), /MEMORY_MAX_RECORDS must be integer/)
 })
 
@@ -58,8 +59,7 @@ t.test('the defaults are the plugin\'s own', async (t) => {
   t.match(loadConfig({}).edge, DEFAULT_EDGE_LIMITS)
   t.same(plugin.webhooks, DEFAULT_WEBHOOKS)
   t.equal(plugin.poolSize, DEFAULT_POOL_SIZE)
-  t.equal(plugin.memoryMaxRecords, undefined, 'the store\'s own default')
-  t.equal(loadConfig({ MEMORY_MAX_RECORDS: '0' }).plugin.memoryMaxRecords, undefined)
+  t.equal(plugin.memoryMaxRecords, DEFAULT_MEMORY_MAX_RECORDS)
 })
 
 t.test('each kind of database URL is accepted', async (t) => {

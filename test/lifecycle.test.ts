@@ -74,3 +74,13 @@ t.test('overload: a sample with delays recorded reads their mean', async (t) => 
   await sleep(1200)
   t.equal(lifecycle.overloaded, undefined, 'free turns again: not overloaded')
 })
+
+t.test('overload: a turn is measured from the last sample, not from the start', async (t) => {
+  const lifecycle = new Lifecycle({ maxEventLoopDelay: 300, sampleInterval: 50 })
+  lifecycle.start()
+  t.teardown(() => lifecycle.stop())
+  // Running longer than the limit, idle, then in turns longer than a
+  // sample's interval but well under the limit.
+  await sleep(500)
+  t.same([...await longTurns(lifecycle, 120, 8)], [undefined], '120 ms turns, limit 300 ms, after 500 ms: never overloaded')
+})

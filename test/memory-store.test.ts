@@ -15,7 +15,7 @@ t.test('a create costs about the same among 100,000 plants as among 5,000 (CPU t
   // A store of `stored` plants with the even ids, then BATCH creates of odd
   // ids spread among them in a fixed shuffled order: their CPU time.
   const cpu = async (stored: number) => {
-    const store = new MemoryStore()
+    const store = new MemoryStore({ maxRecords: 1_000_000 })
     for (let i = 0; i < stored; i++) await store.create({ id: BigInt(2 * i), name: 'x' })
     const step = Math.floor(stored / BATCH)
     const ids = Array.from({ length: BATCH }, (_, i) => BigInt(2 * i * step + 1))
@@ -62,25 +62,49 @@ t.test('memory: webhook delivery records count toward maxRecords', async (t) => 
   t.equal(await store.create({ id: 3n, name: 'c' }), 'created', 'the subscription\'s records gone: room again')
 })
 
-t.test('memory: by default the store is full before the heap is, with the largest records (a 128 MB heap)', async (t) => {
-  // Creates of the largest plants, each with a delivery, until refused: a
-  // store bounded by a fixed count, or not at all, ends the process (out
-  // of memory) instead.
+t.test('memory: the default bound holds the largest records in some 250 MB of heap', async (t) => {
+  // The largest records: 100 subscriptions (the most there may be), plants
+  // of the longest two-byte name and tag, their deliveries failed with the
+  // longest two-byte error and a trace context; creates until the store
+  // is full. Without the bound, or with a larger one, the child runs out
+  // of its heap or past the figure the README gives.
   const script = `
     const { MemoryStore } = await import(${JSON.stringify(new URL('../lib/stores/memory-store.ts', import.meta.url).href)})
     const store = new MemoryStore()
-    await store.webhooks.subscribe({ id: 'sub_' + '0'.repeat(32), url: 'https://example.com/hook', secret: 'whsec_x', createdAt: '1970-01-01T00:00:00.000Z' }, 10)
-    for (let i = 0n; ; i++) {
-      try {
-        await store.create({ id: 9007199254740993n + i, name: 'é'.repeat(250) + String(i).padStart(6, '0'), tag: '🌿'.repeat(32) })
-      } catch (err) {
-        console.log(JSON.stringify({ created: Number(i), statusCode: err.statusCode, message: err.message }))
-        break
-      }
-    }`
-  const { stdout } = await promisify(execFile)(process.execPath, ['--max-old-space-size=128', '--input-type=module', '-e', script], { timeout: 120_000 })
-  const { created, statusCode, message } = JSON.parse(stdout)
+    for (let s = 0; s < 100; s++) {
+      await store.webhooks.subscribe({ id: 'sub_' + String(s).padStart(32, '0'), url: 'https://example.com/hook', secret: 'whsec_x', createdAt: '1970-01-01T00:00:00.000Z' }, 100)
+    }
+    globalThis.gc()
+    const before = process.memoryUsage().heapUsed
+    const traceparent = '00-' + 'a'.repeat(32) + '-' + 'b'.repeat(16) + '-01'
+    let refusal
+    for (let i = 0n; refusal === undefined; i++) {
+      await store.create({ id: 9007199254740993n + i, name: 'é'.repeat(250) + String(i).padStart(6, '0'), tag: '🌿'.repeat(32) }, traceparent)
+        .catch((err) => { refusal = { created: Number(i), statusCode: err.statusCode, message: err.message } })
+    }
+    const now = Date.now()
+    const claimed = await store.webhooks.claim({ now: now + 1, limit: 1e6, perSubscription: 1e6, inFlight: {}, leaseUntil: now + 1e6 })
+    // (Each error a string of its own, as each attempt's is.)
+    const codes = new Uint16Array(1024).fill(0xe9)
+    const error = (i) => {
+      codes[0] = 0x100 + (i % 0xd000)
+      codes[1] = 0x100 + Math.floor(i / 0xd000)
+      return String.fromCharCode.apply(null, codes)
+    }
+    await store.webhooks.record(claimed.map(({ seq }, i) => ({ seq, delivered: false, status: 599, error: error(i), nextAttemptAt: now + 1e6 })))
+    globalThis.gc()
+    console.log(JSON.stringify({ ...refusal, deliveries: claimed.length, heapMb: (process.memoryUsage().heapUsed - before) / 2 ** 20 }))`
+  const { stdout } = await promisify(execFile)(process.execPath, ['--expose-gc', '--max-old-space-size=512', '--input-type=module', '-e', script], { timeout: 120_000 })
+  const { created, statusCode, message, deliveries, heapMb } = JSON.parse(stdout)
   t.equal(statusCode, 503)
   t.match(message, /\(full\)/)
-  t.ok(created > 5000, `${created} creates (a plant and a delivery each) before it was full`)
+  t.ok(created + deliveries <= 100_000 && created + deliveries > 100_000 - 101, `full at 100,000 records, less than a create's: ${created} plants, ${deliveries} deliveries`)
+  t.ok(heapMb < 250, `${heapMb.toFixed(0)} MB of heap`)
+})
+
+t.test('memory: a maxRecords that is no whole number of at least 1 is refused, not taken as no bound', async (t) => {
+  for (const maxRecords of [0, -1, 1.5, Number.NaN, Infinity]) {
+    t.throws(() => new MemoryStore({ maxRecords }), { code: 'PLANT_STORE_MEMORY_MAX_RECORDS' }, String(maxRecords))
+  }
+  t.doesNotThrow(() => new MemoryStore({ maxRecords: 1 }))
 })

@@ -204,3 +204,12 @@ t.test('memory: a flood of unique creates fills the store to MEMORY_MAX_RECORDS,
   const page = await app.inject({ url: '/plants?limit=1000', headers: AUTH })
   t.same(page.json().map((plant: { id: string | number }) => String(plant.id)).sort(), acknowledged.sort(), 'stored: exactly what was acknowledged')
 })
+
+t.test('memory: registering with a memoryMaxRecords of 0 fails, naming the option', async (t) => {
+  const app = Fastify()
+  t.teardown(() => app.close())
+  await t.rejects(async () => {
+    await app.register(plantStore, { tokens: [TOKEN], database: 'memory:', memoryMaxRecords: 0 })
+    await app.ready()
+  }, { code: 'PLANT_STORE_MEMORY_MAX_RECORDS', message: /memoryMaxRecords/ })
+})

@@ -1,6 +1,6 @@
 import sortedBtree from 'sorted-btree'
-import { defaultMemoryMaxRecords } from '../defaults.ts'
-import { StoreUnavailableError } from '../errors.ts'
+import { DEFAULT_MEMORY_MAX_RECORDS } from '../defaults.ts'
+import { MemoryMaxRecordsError, StoreUnavailableError } from '../errors.ts'
 import { outcomeOver, pageSize, plantOf } from './plant-storage.ts'
 import type { CreateOutcome, ListOptions, PlantStorage, StoredPlant } from './plant-storage.ts'
 import { MemoryWebhooks } from './memory-webhooks.ts'
@@ -20,11 +20,7 @@ const BTree = sortedBtree.default
 const compareKeys = (a: Key, b: Key): number => a < b ? -1 : a > b ? 1 : 0
 
 export interface MemoryStoreOptions {
-  /**
-   * Plants and webhook delivery records held at most; a create past it is
-   * refused as from a full store (503). Default: as many of the largest as
-   * fill a quarter of V8's heap limit (defaults.ts).
-   */
+  /** Plants and webhook delivery records held at most; a create past it is refused as from a full store (503). Default 100,000. */
   maxRecords?: number
 }
 
@@ -38,7 +34,9 @@ export class MemoryStore implements PlantStorage {
   readonly #keys = new BTree<Key, undefined>(undefined, compareKeys)
   readonly webhooks = new MemoryWebhooks()
 
-  constructor ({ maxRecords = defaultMemoryMaxRecords() }: MemoryStoreOptions = {}) {
+  constructor ({ maxRecords = DEFAULT_MEMORY_MAX_RECORDS }: MemoryStoreOptions = {}) {
+    // (0, NaN or a fraction would refuse every create, or none.)
+    if (!Number.isSafeInteger(maxRecords) || maxRecords < 1) throw new MemoryMaxRecordsError(String(maxRecords))
     this.#maxRecords = maxRecords
   }
 
