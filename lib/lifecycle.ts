@@ -84,10 +84,10 @@ export class Lifecycle {
   #sample (): void {
     const { maxEventLoopDelay, maxRssBytes, maxHeapUsedBytes } = this.#limits
     let overload: string | undefined
-    const now = performance.now()
-    const elapsed = now - this.#sampledAt
-    this.#sampledAt = now
     if (this.#histogram) {
+      const now = performance.now()
+      const elapsed = now - this.#sampledAt
+      this.#sampledAt = now
       // An empty histogram: its timer fired at most once since the reset
       // (a first fire only marks the time), so the loop turned at most
       // once since the last sample, a turn as long as the time since.

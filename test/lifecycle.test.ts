@@ -2,7 +2,9 @@
 // event loop has no time to spare (webhook deliveries yield then).
 import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
+import type { Test } from 'tap'
 import { Lifecycle } from '../lib/lifecycle.ts'
+import type { OverloadLimits } from '../lib/lifecycle.ts'
 
 // Keeps the event loop working for `ms`, a request arriving every millisecond.
 function work (lifecycle: Lifecycle | undefined, ms: number): void {
@@ -33,6 +35,14 @@ t.test('busy: requests arrive and the event loop has no time to spare', async (t
   t.equal(lifecycle.busy, false, 'a request now and then: not busy')
 })
 
+// A Lifecycle watching for overload, stopped when the test ends.
+function started (t: Test, limits: OverloadLimits): Lifecycle {
+  const lifecycle = new Lifecycle(limits)
+  lifecycle.start()
+  t.teardown(() => lifecycle.stop())
+  return lifecycle
+}
+
 // `turns` turns of the event loop in a row, each kept working for `ms`;
 // what `overloaded` said after each.
 async function longTurns (lifecycle: Lifecycle, ms: number, turns: number): Promise<Set<string | undefined>> {
@@ -48,25 +58,19 @@ async function longTurns (lifecycle: Lifecycle, ms: number, turns: number): Prom
 t.test('overload: turns longer than the sample interval are measured, not taken as past every limit', async (t) => {
   // One turn per sample leaves the delay histogram empty (its first fire
   // after a reset records nothing): the turn's length is the delay.
-  const lifecycle = new Lifecycle({ maxEventLoopDelay: 5000, sampleInterval: 50 })
-  lifecycle.start()
-  t.teardown(() => lifecycle.stop())
+  const lifecycle = started(t, { maxEventLoopDelay: 5000, sampleInterval: 50 })
   t.same([...await longTurns(lifecycle, 120, 10)], [undefined], '120 ms turns, limit 5 s: never overloaded')
 })
 
 t.test('overload: turns past the limit are an overload, until the loop turns freely again', async (t) => {
-  const lifecycle = new Lifecycle({ maxEventLoopDelay: 100, sampleInterval: 50 })
-  lifecycle.start()
-  t.teardown(() => lifecycle.stop())
+  const lifecycle = started(t, { maxEventLoopDelay: 100, sampleInterval: 50 })
   t.ok((await longTurns(lifecycle, 300, 5)).has('event-loop delay'), '300 ms turns, limit 100 ms: overloaded')
   await sleep(200)
   t.equal(lifecycle.overloaded, undefined, 'free turns again: not overloaded')
 })
 
 t.test('overload: a sample with delays recorded reads their mean', async (t) => {
-  const lifecycle = new Lifecycle({ maxEventLoopDelay: 50, sampleInterval: 500 })
-  lifecycle.start()
-  t.teardown(() => lifecycle.stop())
+  const lifecycle = started(t, { maxEventLoopDelay: 50, sampleInterval: 500 })
   // Turns of 5 ms, then of 150 ms, several per sample: the histogram
   // records them, and the sample reads their mean, not its own lateness.
   t.same([...await longTurns(lifecycle, 5, 300)], [undefined], '5 ms turns, limit 50 ms: never overloaded')
@@ -76,9 +80,7 @@ t.test('overload: a sample with delays recorded reads their mean', async (t) => 
 })
 
 t.test('overload: a turn is measured from the last sample, not from the start', async (t) => {
-  const lifecycle = new Lifecycle({ maxEventLoopDelay: 300, sampleInterval: 50 })
-  lifecycle.start()
-  t.teardown(() => lifecycle.stop())
+  const lifecycle = started(t, { maxEventLoopDelay: 300, sampleInterval: 50 })
   // Running longer than the limit, idle, then in turns longer than a
   // sample's interval but well under the limit.
   await sleep(500)

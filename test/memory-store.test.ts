@@ -3,7 +3,7 @@ import { promisify } from 'node:util'
 import t from 'tap'
 import { MemoryStore } from '../lib/plugin.ts'
 import { cpuTime, medianRatio } from './cpu-time.ts'
-import { storeSuite } from './store-suite.ts'
+import { storeSuite, subscription } from './store-suite.ts'
 
 storeSuite(t, async () => new MemoryStore())
 
@@ -38,10 +38,13 @@ t.test('a create costs about the same among 100,000 plants as among 5,000 (CPU t
   t.ok(ratio < 4, `within 4x (${ratio.toFixed(2)})`)
 })
 
+// A create refused as the store being full.
+const FULL = { code: 'PLANT_STORE_UNAVAILABLE', statusCode: 503, message: /\(full\)/ }
+
 t.test('memory: full past maxRecords plants, as a disk would be; replays, conflicts and deletes still work', async (t) => {
   const store = new MemoryStore({ maxRecords: 3 })
   for (const id of [1n, 2n, 3n]) t.equal(await store.create({ id, name: `p${id}` }), 'created')
-  await t.rejects(store.create({ id: 4n, name: 'p4' }), { code: 'PLANT_STORE_UNAVAILABLE', statusCode: 503, message: /\(full\)/ })
+  await t.rejects(store.create({ id: 4n, name: 'p4' }), FULL)
   t.equal(await store.get(4n), undefined, 'the refused create left nothing')
   t.equal(await store.create({ id: 1n, name: 'p1' }), 'replayed', 'a replay needs no room')
   t.equal(await store.create({ id: 2n, name: 'other' }), 'conflict', 'nor does a conflict')
@@ -52,13 +55,12 @@ t.test('memory: full past maxRecords plants, as a disk would be; replays, confli
 
 t.test('memory: webhook delivery records count toward maxRecords', async (t) => {
   const store = new MemoryStore({ maxRecords: 5 })
-  const subscription = { id: `sub_${'0'.repeat(32)}`, url: 'https://example.com/hook', secret: 'whsec_x', createdAt: new Date(0).toISOString() }
-  t.equal(await store.webhooks.subscribe(subscription, 10), true)
+  t.equal(await store.webhooks.subscribe(subscription(1), 10), true)
   t.equal(await store.create({ id: 1n, name: 'a' }), 'created', 'a plant and its delivery: 2 records')
   t.equal(await store.create({ id: 2n, name: 'b' }), 'created', '4 records')
-  await t.rejects(store.create({ id: 3n, name: 'c' }), { code: 'PLANT_STORE_UNAVAILABLE', statusCode: 503, message: /\(full\)/ }, 'a third would make 6')
-  t.equal((await store.webhooks.deliveries(subscription.id, { limit: 10 }))!.length, 2, 'no delivery for the refused create')
-  await store.webhooks.unsubscribe(subscription.id)
+  await t.rejects(store.create({ id: 3n, name: 'c' }), FULL, 'a third would make 6')
+  t.equal((await store.webhooks.deliveries(subscription(1).id, { limit: 10 }))!.length, 2, 'no delivery for the refused create')
+  await store.webhooks.unsubscribe(subscription(1).id)
   t.equal(await store.create({ id: 3n, name: 'c' }), 'created', 'the subscription\'s records gone: room again')
 })
 

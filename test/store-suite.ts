@@ -4,6 +4,15 @@ import type { PlantStorage } from '../lib/plugin.ts'
 import type { Subscription, WebhookStorage } from '../lib/stores/webhook-storage.ts'
 import { parseExactIds } from './helper.ts'
 
+/** Subscription number `n`, as the outbox tests make them. */
+export const subscription = (n: number): Subscription => ({
+  id: `sub_${n.toString(16).padStart(32, '0')}`,
+  url: `http://127.0.0.1:9/${n}`,
+  secret: `whsec_${'A'.repeat(32)}`,
+  createdAt: new Date(1_700_000_000_000 + n).toISOString(),
+  ...(n % 2 === 0 && { description: `number ${n}` })
+})
+
 export function storeSuite (t: Test, open: (t: Test) => Promise<PlantStorage>): void {
   const fresh = async (t: Test) => {
     const store = await open(t)
@@ -175,13 +184,6 @@ export function storeSuite (t: Test, open: (t: Test) => Promise<PlantStorage>): 
   })
 
   // The webhook outbox: the same rules in every store.
-  const subscription = (n: number): Subscription => ({
-    id: `sub_${n.toString(16).padStart(32, '0')}`,
-    url: `http://127.0.0.1:9/${n}`,
-    secret: `whsec_${'A'.repeat(32)}`,
-    createdAt: new Date(1_700_000_000_000 + n).toISOString(),
-    ...(n % 2 === 0 && { description: `number ${n}` })
-  })
   const outbox = (store: PlantStorage): WebhookStorage => {
     if (store.webhooks === undefined) throw new Error('the store keeps no webhook outbox')
     return store.webhooks
