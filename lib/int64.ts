@@ -38,7 +38,7 @@ export function int64FromDigits (text: string): bigint | undefined {
   if (SHORT_INTEGER.test(text)) return BigInt(text)
   if (!DIGITS.test(text)) return undefined
   const negative = text.startsWith('-')
-  const digits = (negative ? text.slice(1) : text).replace(/^0+(?=\d)/, '')
+  const digits = (negative ? text.slice(1) : text).replace(/^0+(\d)/, '$1')
   if (digits.length > MAX_DIGITS) return undefined
   return inRange(negative ? -BigInt(digits) : BigInt(digits))
 }

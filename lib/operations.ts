@@ -148,5 +148,5 @@ export function specMediaTypes (spec: OpenApiDocument): Set<string> {
 
 /** Each path of the spec as Fastify writes it (`/plants/:id`). */
 export function specPaths (spec: OpenApiDocument): Set<string> {
-  return new Set(specOperations(spec).map(({ path }) => path.replace(/\{([^}]+)\}/g, ':$1')))
+  return new Set(specOperations(spec).map(({ path }) => path.replace(/\{([^{}]+)\}/g, ':$1')))
 }
