@@ -1,5 +1,6 @@
 // The process's own view of its load: busy is requests arriving while the
 // event loop has no time to spare (webhook deliveries yield then).
+import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
 import type { Test } from 'tap'
@@ -85,4 +86,28 @@ t.test('overload: a turn is measured from the last sample, not from the start', 
   // sample's interval but well under the limit.
   await sleep(500)
   t.same([...await longTurns(lifecycle, 120, 8)], [undefined], '120 ms turns, limit 300 ms, after 500 ms: never overloaded')
+})
+
+// Counts reads of the event-loop histograms' mean (a walk over every bucket).
+function countMeanReads (t: Test): () => number {
+  let proto = Object.getPrototypeOf(monitorEventLoopDelay())
+  while (proto !== null && !Object.hasOwn(proto, 'mean')) proto = Object.getPrototypeOf(proto)
+  const descriptor = Object.getOwnPropertyDescriptor(proto, 'mean')!
+  let reads = 0
+  Object.defineProperty(proto, 'mean', { ...descriptor, get () { reads++; return descriptor.get!.call(this) } })
+  t.teardown(() => { Object.defineProperty(proto, 'mean', descriptor) })
+  return () => reads
+}
+
+t.test('overload: the mean decides, and is read only when the max is past the limit', async (t) => {
+  const reads = countMeanReads(t)
+  const lifecycle = started(t, { maxEventLoopDelay: 50, sampleInterval: 300 })
+  t.same([...await longTurns(lifecycle, 5, 150)], [undefined], '5 ms turns, limit 50 ms: not overloaded')
+  t.equal(reads(), 0, 'and the mean was never read')
+  // One 100 ms turn among short ones: the max is past the limit, the mean is not.
+  const seen = await longTurns(lifecycle, 5, 40)
+  for (const overload of await longTurns(lifecycle, 100, 1)) seen.add(overload)
+  for (const overload of await longTurns(lifecycle, 5, 80)) seen.add(overload)
+  t.same([...seen], [undefined], 'one long turn among short ones: not overloaded')
+  t.ok(reads() > 0, 'the mean was read for it')
 })
