@@ -46,7 +46,7 @@ export class MemoryStore implements PlantStorage {
     if (existing !== undefined) return outcomeOver(existing, plant)
     // The process's memory is the store's disk: full, as a disk would be,
     // before a client's creates can exhaust it.
-    if (this.#plants.size + 1 + this.webhooks.deliveryCount + this.webhooks.deliveriesPerCreate > this.#maxRecords) {
+    if (this.#plants.size + 1 + this.webhooks.deliveriesAfterCreate > this.#maxRecords) {
       throw new StoreUnavailableError('full')
     }
     // A copy, so that the caller cannot change what is stored.

@@ -23,14 +23,9 @@ export class MemoryWebhooks implements WebhookStorage {
     return this.#subscriptions.size > 0
   }
 
-  /** Delivery records held. */
-  get deliveryCount (): number {
-    return this.#deliveries.size
-  }
-
-  /** Delivery records a create adds: one per subscription. */
-  get deliveriesPerCreate (): number {
-    return this.#subscriptions.size
+  /** Delivery records held once a create adds its own (one per subscription). */
+  get deliveriesAfterCreate (): number {
+    return this.#deliveries.size + this.#subscriptions.size
   }
 
   /** The plant store calls this when it creates a plant: one delivery per subscription. */
