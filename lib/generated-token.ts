@@ -19,8 +19,16 @@ export interface GeneratedToken {
   exposed?: boolean
 }
 
-// As a bearer token may be written (RFC 6750 b64token), and long enough to guess at no better than chance.
-const TOKEN = /^[\w.~+/-]{16,512}=*$/
+// As a bearer token may be written (RFC 6750 b64token), and long enough to
+// guess at no better than chance: 16 to 512 characters before any `=`.
+// (The length is counted apart: a bounded repeat in the regex is more than
+// the linear-time check in test/linear-regexes.test.ts can prove.)
+const TOKEN = /^[\w.~+/-]+=*$/
+const isToken = (text: string) => {
+  const padding = text.indexOf('=')
+  const characters = padding === -1 ? text.length : padding
+  return characters >= 16 && characters <= 512 && TOKEN.test(text)
+}
 // A token file that appears and vanishes under us this often is not ours to fight over.
 const ATTEMPTS = 3
 
@@ -49,7 +57,7 @@ function readKept (file: string): { token: string, exposed: boolean } | undefine
     if (!stats.isFile()) throw new TokenFileError(`${file} is not a file`)
     if (process.getuid !== undefined && stats.uid !== process.getuid()) throw new TokenFileError(`${file} belongs to another user: a kept token must be this user's`)
     const token = readFileSync(fd, 'utf8').trim()
-    if (!TOKEN.test(token)) throw new TokenFileError(`${file} does not hold a token: delete it to have a new one made, or set PLANT_STORE_TOKENS`)
+    if (!isToken(token)) throw new TokenFileError(`${file} does not hold a token: delete it to have a new one made, or set PLANT_STORE_TOKENS`)
     return { token, exposed: (stats.mode & 0o077) !== 0 }
   } finally {
     closeSync(fd)

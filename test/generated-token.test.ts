@@ -59,6 +59,25 @@ t.test('a file that is not a plain token file of this user is refused with a sen
   }
 })
 
+t.test('a kept token is 16 to 512 characters of a b64token, then any padding', async (t) => {
+  const dir = t.testdir()
+  const cases: Array<[string, boolean]> = [
+    ['a'.repeat(15), false], ['a'.repeat(16), true], ['A-._~+/9'.repeat(64), true], ['a'.repeat(513), false],
+    [`${'a'.repeat(16)}==`, true], [`${'a'.repeat(15)}==`, false], [`${'a'.repeat(8)}=${'a'.repeat(8)}`, false],
+    [`${'a'.repeat(16)} b`, false], [`${'a'.repeat(16)}é`, false], ['='.repeat(32), false]
+  ]
+  for (const [[token, kept], i] of cases.map((c, i) => [c, i] as const)) {
+    writeFileSync(join(dir, `${i}.db.token`), token, { mode: 0o600 })
+    let read: string | undefined
+    try {
+      read = generatedToken(join(dir, `${i}.db`)).token
+    } catch (err) {
+      t.ok(err instanceof TokenFileError, 'refused with a sentence')
+    }
+    t.equal(read, kept ? token : undefined, `${token.slice(0, 20)}… (${token.length}): ${kept ? 'kept' : 'refused'}`)
+  }
+})
+
 t.test('readable by others: used, and said', async (t) => {
   const db = join(t.testdir(), 'plants.db')
   const { token } = generatedToken(db)
