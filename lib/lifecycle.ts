@@ -25,6 +25,11 @@ export interface OverloadLimits {
 }
 
 const RESOLUTION_MS = 10
+
+/** Whether an event-loop delay (ms) is past the limit, the monitor's resolution allowed for. */
+export function delayPast (delayMs: number, maxEventLoopDelay: number): boolean {
+  return delayMs - RESOLUTION_MS > maxEventLoopDelay
+}
 // Busy: requests arrived in the last BUSY_WINDOW_MS, and the event loop
 // was working for more than BUSY_UTILIZATION of it. (Half, not all: a
 // process serving durable SQLite creates waits for their commits part of
@@ -82,7 +87,7 @@ export class Lifecycle {
   }
 
   #sample (): void {
-    const { maxEventLoopDelay, maxRssBytes, maxHeapUsedBytes } = this.#limits
+    const { maxEventLoopDelay } = this.#limits
     let overload: string | undefined
     if (this.#histogram) {
       const now = performance.now()
@@ -94,13 +99,23 @@ export class Lifecycle {
       // (Taking it as past every limit, as under-pressure does, made any
       // turn longer than the sample interval an overload, whatever the limit.)
       const histogram = this.#histogram
-      const past = (ms: number) => ms - RESOLUTION_MS > maxEventLoopDelay
       // (The mean, at most the max, is read only when the max is past the
       // limit: the histogram keeps its max as it records, while its mean
-      // walks every bucket, some 65 µs a read.)
-      if (histogram.count > 0 ? past(histogram.max / 1e6) && past(histogram.mean / 1e6) : past(elapsed)) overload = 'event-loop delay'
+      // walks every bucket.)
+      const past = histogram.count > 0
+        ? delayPast(histogram.max / 1e6, maxEventLoopDelay) && delayPast(histogram.mean / 1e6, maxEventLoopDelay)
+        : delayPast(elapsed, maxEventLoopDelay)
+      if (past) overload = 'event-loop delay'
       histogram.reset()
     }
+    const memory = this.#memoryOverload()
+    this.#overload = overload ?? memory
+  }
+
+  // (The heap is read only when there is a memory limit to compare it with.)
+  #memoryOverload (): string | undefined {
+    const { maxRssBytes, maxHeapUsedBytes } = this.#limits
+    if (maxRssBytes === 0 && maxHeapUsedBytes === 0) return undefined
     const heap = getHeapStatistics()
     if (maxRssBytes > 0) {
       try {
@@ -108,10 +123,10 @@ export class Lifecycle {
       } catch {
         // EMFILE: no descriptor to read /proc with. The last sample stands.
       }
-      if (rssOverloaded(this.#rss, heap.used_heap_size + heap.external_memory, maxRssBytes)) overload ??= 'resident memory'
+      if (rssOverloaded(this.#rss, heap.used_heap_size + heap.external_memory, maxRssBytes)) return 'resident memory'
     }
-    if (maxHeapUsedBytes > 0 && heap.used_heap_size > maxHeapUsedBytes) overload ??= 'heap'
-    this.#overload = overload
+    if (maxHeapUsedBytes > 0 && heap.used_heap_size > maxHeapUsedBytes) return 'heap'
+    return undefined
   }
 
   /** A request arrived (for `busy`). */

@@ -66,7 +66,7 @@ t.test('a kept token is 16 to 512 characters of a b64token, then any padding', a
     [`${'a'.repeat(16)}==`, true], [`${'a'.repeat(15)}==`, false], [`${'a'.repeat(8)}=${'a'.repeat(8)}`, false],
     [`${'a'.repeat(16)} b`, false], [`${'a'.repeat(16)}é`, false], ['='.repeat(32), false]
   ]
-  for (const [[token, kept], i] of cases.map((c, i) => [c, i] as const)) {
+  for (const [i, [token, kept]] of cases.entries()) {
     writeFileSync(join(dir, `${i}.db.token`), token, { mode: 0o600 })
     let read: string | undefined
     try {
