@@ -16,9 +16,12 @@ import { Webhook } from 'standardwebhooks'
 import type { FastifyInstance } from 'fastify'
 import { AUTH, build, until } from './helper.ts'
 import { receiver } from './receiver.ts'
+import type { Receiver } from './receiver.ts'
 import { MemoryStore } from '../lib/stores/memory-store.ts'
 import { MemoryWebhooks } from '../lib/stores/memory-webhooks.ts'
 import { WebhookDispatcher } from '../lib/webhooks/dispatcher.ts'
+import type { WebhookOptions } from '../lib/webhooks/dispatcher.ts'
+import { deliveryId } from '../lib/stores/webhook-storage.ts'
 
 const FAST = { allowPrivateNetworks: true, retryBaseMs: 20, timeoutMs: 1000, maxAttempts: 3 }
 
@@ -443,6 +446,115 @@ t.test('attempts that end in one turn are recorded in one write', async (t) => {
   await until(() => recorded.length > 0, 'a record')
   t.same(recorded, [4], 'one record of the four outcomes')
   t.same((await storage.deliveries(id, { limit: 10 }))!.map(({ status }) => status), ['delivered', 'delivered', 'delivered', 'delivered'])
+})
+
+// A subscription with a share of 4 (concurrency 16), its deliveries
+// enqueued, and the claims' and records' sizes as the storage saw them.
+async function dispatching (t: Test, hook: Receiver, deliveries: number, options: Partial<WebhookOptions> = {}) {
+  const storage = new MemoryWebhooks()
+  const id = `sub_${'5'.repeat(32)}`
+  await storage.subscribe({ id, url: hook.url, secret: `whsec_${'A'.repeat(32)}`, createdAt: new Date().toISOString() }, 100)
+  for (let i = 1; i <= deliveries; i++) storage.enqueue(BigInt(i), `{"id":${i},"name":"p"}`, Date.now())
+  const claims: number[] = []
+  const records: number[] = []
+  const claim = storage.claim.bind(storage)
+  storage.claim = async (claimOptions) => {
+    const claimed = await claim(claimOptions)
+    if (claimed.length > 0) claims.push(claimed.length)
+    return claimed
+  }
+  const record = storage.record.bind(storage)
+  storage.record = async (outcomes) => {
+    records.push(outcomes.length)
+    return record(outcomes)
+  }
+  const dispatcher = new WebhookDispatcher(storage, { ...FAST, timeoutMs: 5000, concurrency: 16, ...options }, Fastify().log, undefined, () => false)
+  dispatcher.start()
+  let stopped: Promise<void> | undefined
+  const stop = () => (stopped ??= dispatcher.stop())
+  t.teardown(stop)
+  const statuses = async () => (await storage.deliveries(id, { limit: 1000 }))!.map(({ status }) => status)
+  // What a claim made now would take: deliveries due and not held by a claim.
+  const claimable = async () => (await claim({ now: Date.now(), limit: 1000, perSubscription: 1000, inFlight: {}, leaseUntil: Date.now() }))
+  return { storage, stop, claims, records, statuses, claimable }
+}
+
+t.test('claims run ahead: a subscription holds its share in flight and as many waiting, which start as slots free, with no claim between', async (t) => {
+  const hook = await receiver(t, 'hang')
+  // The first four are answered after 300 ms; the rest hang.
+  hook.answers.push(...Array(4).fill({ status: 204, afterMs: 300 }))
+  const { claims } = await dispatching(t, hook, 12)
+  await hook.waitFor(4, 2000)
+  await setTimeout(100)
+  t.same(claims, [8], 'one claim of 8: 4 in flight, 4 waiting for a slot')
+  await hook.waitFor(8, 2000)
+  t.equal(hook.maxOpen, 4, 'never more than the share in flight')
+  t.same(claims.slice(0, 1), [8], 'the waiting four went out as the first four were answered')
+  const first = new Set((await hook.waitFor(8)).map(({ headers }) => headers['webhook-id']))
+  t.equal(first.size, 8, 'eight deliveries, each once')
+})
+
+t.test('a claim waits for room for half a share; the attempts that ended meanwhile are recorded with it', async (t) => {
+  // Forty deliveries, a receiver that answers at once: claims of one, each
+  // a write of its own, would follow every attempt that ends.
+  const hook = await receiver(t, 204)
+  const { claims, records, statuses } = await dispatching(t, hook, 40)
+  await until(async () => (await statuses()).every((status) => status === 'delivered'), 'all 40 delivered')
+  t.equal(claims.reduce((sum, n) => sum + n, 0), 40, 'each claimed once')
+  t.ok(claims.slice(0, -1).every((n) => n >= 2), `each claim but the last took half a share or more (${claims.join(' ')})`)
+  t.equal(records.reduce((sum, n) => sum + n, 0), 40, 'each attempt recorded once')
+})
+
+t.test('a waiting delivery whose claim would lapse before its attempt is over is dropped, not attempted', async (t) => {
+  // A share of 1: the second delivery waits while the first hangs for its
+  // 1 s. With the clock moved on by that second and the 10 s margin, its
+  // claim (two attempts and their margins) would not outlast its own
+  // attempt and the margin: another dispatcher may have it by then. Without
+  // the jump, it goes.
+  for (const jumped of [false, true]) {
+    t.test(jumped ? 'the clock moved on: dropped' : 'in time: attempted', async (t) => {
+      const hook = await receiver(t, 'hang')
+      const { claimable } = await dispatching(t, hook, 2, { concurrency: 4, timeoutMs: 1000, retryBaseMs: 60_000 })
+      await hook.waitFor(1, 2000)
+      await setTimeout(100)
+      if (jumped) {
+        const now = Date.now
+        Date.now = () => now() + 11_500
+        t.teardown(() => { Date.now = now })
+      }
+      await setTimeout(1500)
+      const ids = hook.received.map(({ headers }) => headers['webhook-id'])
+      if (jumped) {
+        t.same(ids, [deliveryId(1n)], 'only the first was attempted')
+        t.same(await claimable(), [], 'the second is still claimed, until its claim lapses')
+      } else {
+        t.same(ids, [deliveryId(1n), deliveryId(2n)], 'the second went once the first ran out of time')
+      }
+    })
+  }
+})
+
+t.test('the waiting deliveries of a subscription deleted meanwhile are not sent', async (t) => {
+  const hook = await receiver(t, 'hang')
+  const { storage, claims } = await dispatching(t, hook, 2, { concurrency: 4, timeoutMs: 500 })
+  await hook.waitFor(1, 2000)
+  await setTimeout(100)
+  t.same(claims, [2], 'one in flight, one waiting')
+  // (Found gone by the next poll, every 20 ms here, before the first attempt's 500 ms run out.)
+  await storage.unsubscribe(`sub_${'5'.repeat(32)}`)
+  await setTimeout(1000)
+  t.equal(hook.received.length, 1, 'the waiting one was never sent')
+})
+
+t.test('a stop gives the waiting deliveries back with those in flight: due again at once, attempts unchanged', async (t) => {
+  const hook = await receiver(t, 'hang')
+  const { stop, claims, claimable } = await dispatching(t, hook, 2, { concurrency: 4 })
+  await hook.waitFor(1, 2000)
+  await setTimeout(100)
+  t.same(claims, [2], 'one in flight, one waiting')
+  await stop()
+  t.same((await claimable()).map(({ seq, attempts }) => [seq, attempts]), [[1n, 0], [2n, 0]], 'both claimable again')
+  t.equal(hook.received.length, 1, 'the waiting one was never sent')
 })
 
 t.test('a store that cannot be claimed from is logged once per outage, not once a poll', async (t) => {

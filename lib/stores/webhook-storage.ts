@@ -59,9 +59,9 @@ export interface ClaimOptions {
   now: number
   /** Deliveries to claim at most. */
   limit: number
-  /** At most this many attempts of one subscription in flight, those already in flight included. */
+  /** At most this many claimed deliveries of one subscription held at once (in flight, or waiting for a slot), those held already included. */
   perSubscription: number
-  /** Attempts in flight now, by subscription id. */
+  /** Claimed deliveries held now (not yet recorded), by subscription id. */
   inFlight: Readonly<Record<string, number>>
   /** Until when the claim holds: after it, another dispatcher may take the delivery. */
   leaseUntil: number

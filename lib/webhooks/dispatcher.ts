@@ -3,14 +3,24 @@
 // marked delivered only after a 2xx, and one whose claim lapsed (this
 // process died, or took too long) is claimed again, here or elsewhere.
 //
+// Claims run ahead of the attempts: each subscription may hold as many
+// claimed deliveries waiting for a slot as it may have attempts in flight,
+// so that an attempt that ends is followed at once by the next, and a claim
+// takes many deliveries rather than the one or two that just ended (each
+// claim and each record is a write: with SQLite, a round trip to the
+// writer and a transaction). Attempt records are gathered for RECORD_MS,
+// or until the next claim, which they join.
+//
 // Bounds: at most `concurrency` attempts in flight, at most a quarter of
 // them (SHARE) to one subscription (a quarter of that while requests keep
 // the process busy: deliveries yield to them), and one while its last
 // attempt failed (a hanging or failing receiver holds few of the slots the
-// others need),
-// as many sockets to one receiver as there may be attempts in flight (so
-// that none waits for a socket, even when subscriptions share a receiver),
-// `timeoutMs` per attempt, and what attempt.ts reads of an answer.
+// others need); as many claimed deliveries waiting, no more than one while
+// failing, each attempted only while its claim outlasts the attempt's
+// deadline by LEASE_MARGIN_MS (or given back); as many sockets to one
+// receiver as there may be attempts in flight (so that none waits for a
+// socket, even when subscriptions share a receiver), `timeoutMs` per
+// attempt, and what attempt.ts reads of an answer.
 import type { Agent } from 'undici'
 import type { FastifyBaseLogger } from 'fastify'
 import { post } from './attempt.ts'
@@ -45,8 +55,12 @@ const GROWTH = 4
 const JITTER = 0.25
 const MAX_WAIT_MS = 6 * 60 * 60 * 1000
 // A claim outlives its attempt by this much: past it, another dispatcher
-// takes the delivery over.
+// takes the delivery over. A claim lasts for two attempts and their
+// margins: the time to wait for a slot (an attempt ahead may end late),
+// then its own attempt.
 const LEASE_MARGIN_MS = 10_000
+// Attempt records wait at most this long to be written together.
+const RECORD_MS = 2
 // How often the store is asked for due deliveries when nothing wakes the
 // dispatcher (retries falling due, deliveries another instance wrote).
 const MAX_POLL_MS = 1000
@@ -58,6 +72,12 @@ function retryDelay (attempts: number, baseMs: number, random = Math.random()): 
   return Math.round(wait * (1 - JITTER + 2 * JITTER * random))
 }
 
+/** A claimed delivery waiting for a slot, and until when its claim holds. */
+interface Waiting {
+  delivery: DueDelivery
+  leaseUntil: number
+}
+
 export class WebhookDispatcher {
   readonly #storage: WebhookStorage
   readonly #options: WebhookOptions
@@ -65,12 +85,17 @@ export class WebhookDispatcher {
   // undici loads with the first attempt: a server without subscribers never pays for it.
   #client: Promise<Agent> | undefined
   readonly #inFlight = new Map<string, number>()
+  // Claimed deliveries waiting for a slot, oldest claim first, with how
+  // many each subscription has waiting.
+  #waiting: Waiting[] = []
+  readonly #waitingBy = new Map<string, number>()
   // Subscriptions whose last attempt failed: one attempt at a time until one succeeds.
   readonly #failing = new Set<string>()
   readonly #attempts = new Set<Promise<void>>()
   readonly #records = new Set<Promise<void>>()
-  // Outcomes of attempts that ended in this turn, recorded at its end.
+  // Outcomes of attempts that ended, until recorded.
   #outcomes: AttemptOutcome[] = []
+  #recordTimer: NodeJS.Timeout | undefined
   readonly #stopping = new AbortController()
   // Each attempt's own abort: its deadline, or the stop.
   readonly #sending = new Set<Attempt>()
@@ -130,6 +155,7 @@ export class WebhookDispatcher {
       if (made === this.#subscriptionsMade) {
         this.#subscribed = subscriptions.length > 0
         this.#known = subscriptions.map(({ id }) => id)
+        this.#forgetWaiting(new Set(this.#known))
       }
     }, () => {
       this.#subscribed = undefined
@@ -185,39 +211,82 @@ export class WebhookDispatcher {
   async #tick (): Promise<void> {
     do {
       this.#again = false
-      const free = this.#options.concurrency - this.#attempts.size
-      if (free <= 0) return
-      const now = Date.now()
+      this.#start()
+      const { concurrency } = this.#options
+      const room = 2 * concurrency - this.#attempts.size - this.#waiting.length
+      if (room <= 0) return
       const share = this.#share()
-      const inFlight = this.#counted(share)
-      // (Under load, every turn's creates wake the dispatcher: with one
-      // subscription at its share, a third of the claims took nothing. A
-      // subscription made elsewhere since the poll waits for the next.)
-      if (this.#known?.every((id) => (inFlight[id] ?? 0) >= share) === true) return
-      const claimed = await this.#storage.claim({
-        now,
-        limit: free,
-        perSubscription: share,
-        inFlight,
-        leaseUntil: now + this.#options.timeoutMs + LEASE_MARGIN_MS
-      })
-      for (const delivery of claimed) this.#track(delivery)
-      if (claimed.length === free) this.#again = true
+      const held = this.#held(share)
+      // A claim once a subscription has room for half a share or more, or a
+      // failing one for its one (a subscription made elsewhere since the
+      // poll waits for the next): under load, every turn's creates wake the
+      // dispatcher, and most would take one delivery, or none.
+      const worth = Math.max(1, Math.floor(share / 2))
+      if (this.#known?.every((id) => 2 * share - (held[id] ?? 0) < (this.#failing.has(id) ? 1 : worth)) === true) return
+      // (The records gathered so far go with the claim: one write.)
+      this.#record()
+      const now = Date.now()
+      const leaseUntil = now + 2 * (this.#options.timeoutMs + LEASE_MARGIN_MS)
+      const claimed = await this.#storage.claim({ now, limit: room, perSubscription: 2 * share, inFlight: held, leaseUntil })
+      for (const delivery of claimed) {
+        this.#waiting.push({ delivery, leaseUntil })
+        this.#waitingBy.set(delivery.subscriptionId, (this.#waitingBy.get(delivery.subscriptionId) ?? 0) + 1)
+      }
+      this.#start()
+      if (claimed.length === room) this.#again = true
     } while (this.#again && !this.#stopping.signal.aborted)
   }
 
-  // Attempts in flight as claims count them: a failing subscription counts
-  // as all but full, so that it gets one attempt at a time.
-  #counted (share: number): Record<string, number> {
-    const counted = Object.fromEntries(this.#inFlight)
-    for (const id of this.#failing) counted[id] = Math.max(counted[id] ?? 0, share - 1) + (this.#inFlight.get(id) ?? 0)
-    return counted
+  // Claimed deliveries by subscription, in flight or waiting, as claims
+  // count them: a failing subscription counts as full but for one, which
+  // it may take when it has none.
+  #held (share: number): Record<string, number> {
+    const held: Record<string, number> = Object.fromEntries(this.#inFlight)
+    for (const [id, waiting] of this.#waitingBy) held[id] = (held[id] ?? 0) + waiting
+    for (const id of this.#failing) held[id] = held[id] === undefined ? 2 * share - 1 : 2 * share
+    return held
   }
 
   // A subscription's attempts in flight: its share, a quarter of it while
   // requests keep the process busy (attempts already out go on).
   #share (): number {
     return this.#busy() ? Math.max(1, Math.floor(this.#perSubscription / SHARE)) : this.#perSubscription
+  }
+
+  // Starts waiting deliveries, oldest claim first, while there are slots:
+  // each within its subscription's share (one at a time while failing).
+  // One whose claim would lapse before its attempt's deadline and margin
+  // is dropped, not attempted: its claim lapses, and a later one takes it.
+  // (Not given back: by the time that write ran, another dispatcher could
+  // hold it.)
+  #start (): void {
+    if (this.#waiting.length === 0 || this.#stopping.signal.aborted) return
+    const share = this.#share()
+    const now = Date.now()
+    const kept: Waiting[] = []
+    for (const entry of this.#waiting) {
+      const { delivery, leaseUntil } = entry
+      const id = delivery.subscriptionId
+      if (now + this.#options.timeoutMs + LEASE_MARGIN_MS <= leaseUntil) {
+        if (this.#attempts.size >= this.#options.concurrency || (this.#inFlight.get(id) ?? 0) >= (this.#failing.has(id) ? 1 : share)) {
+          kept.push(entry)
+          continue
+        }
+        this.#track(delivery)
+      }
+      const left = this.#waitingBy.get(id)! - 1
+      if (left === 0) this.#waitingBy.delete(id)
+      else this.#waitingBy.set(id, left)
+    }
+    this.#waiting = kept
+  }
+
+  // Waiting deliveries of subscriptions no longer there are dropped (their
+  // deliveries went with them).
+  #forgetWaiting (known: ReadonlySet<string>): void {
+    if (this.#waiting.every(({ delivery }) => known.has(delivery.subscriptionId))) return
+    this.#waiting = this.#waiting.filter(({ delivery }) => known.has(delivery.subscriptionId))
+    for (const id of this.#waitingBy.keys()) if (!known.has(id)) this.#waitingBy.delete(id)
   }
 
   #track (delivery: DueDelivery): void {
@@ -227,6 +296,7 @@ export class WebhookDispatcher {
       if (left === 0) this.#inFlight.delete(delivery.subscriptionId)
       else this.#inFlight.set(delivery.subscriptionId, left)
       this.#attempts.delete(attempt)
+      this.#start()
       this.wake()
     })
     this.#attempts.add(attempt)
@@ -261,12 +331,11 @@ export class WebhookDispatcher {
           error: result.error.slice(0, ERROR_LENGTH),
           ...(attempts < this.#options.maxAttempts && { nextAttemptAt: now + retryDelay(attempts, this.#options.retryBaseMs) })
         }
-    // Not awaited: the slot frees now. The attempts that end in one turn
-    // are recorded together at its end, and the claim that follows goes to
-    // the store in that same turn, so that a SQLite writer commits them in
-    // one transaction. (Before or after the records: the deliveries just
-    // attempted stay leased until recorded, so no claim takes them.)
-    if (this.#outcomes.push(outcome) === 1) setImmediate(() => this.#record())
+    // Not awaited: the slot frees now. The attempts that end within
+    // RECORD_MS are recorded together, or with the next claim, so that a
+    // SQLite writer commits them in one transaction. (The deliveries just
+    // attempted stay claimed until recorded, so no claim takes them.)
+    if (this.#outcomes.push(outcome) === 1) this.#recordTimer = setTimeout(() => this.#record(), RECORD_MS)
   }
 
   // A record that fails, wholly or in part, leaves the claims of what it
@@ -275,6 +344,7 @@ export class WebhookDispatcher {
   #record (): void {
     const outcomes = this.#outcomes
     if (outcomes.length === 0) return
+    clearTimeout(this.#recordTimer)
     this.#outcomes = []
     const recorded = this.#storage.record(outcomes)
       .catch((err: Error) => this.#log.warn({ err, deliveries: outcomes.map((outcome) => deliveryId(outcome.seq)) }, 'webhook attempts could not all be recorded; those not recorded will be attempted again'))
@@ -299,11 +369,20 @@ export class WebhookDispatcher {
     }
   }
 
-  /** Stops claiming; attempts in flight are cut and their deliveries left pending. */
+  /** Stops claiming; attempts in flight are cut and their deliveries, and those waiting, left pending. */
   async stop (): Promise<void> {
     clearInterval(this.#timer)
     this.#stopping.abort()
     for (const attempt of this.#sending) attempt.abort(this.#stopping.signal.reason)
+    // (Given back while their claims surely hold.)
+    const now = Date.now()
+    const waiting = this.#waiting.filter(({ leaseUntil }) => now + LEASE_MARGIN_MS < leaseUntil).map(({ delivery }) => delivery.seq)
+    this.#waiting = []
+    this.#waitingBy.clear()
+    if (waiting.length > 0) {
+      const released = this.#storage.release(waiting).catch(() => {}).finally(() => this.#records.delete(released))
+      this.#records.add(released)
+    }
     await Promise.allSettled([...this.#attempts])
     this.#record()
     await Promise.allSettled([...this.#records])
