@@ -450,7 +450,7 @@ t.test('attempts that end in one turn are recorded in one write', async (t) => {
 
 // A subscription with a share of 4 (concurrency 16), its deliveries
 // enqueued, and the claims' and records' sizes as the storage saw them.
-async function dispatching (t: Test, hook: Receiver, deliveries: number, options: Partial<WebhookOptions> = {}) {
+async function dispatching (t: Test, hook: Receiver, deliveries: number, options: Partial<WebhookOptions> = {}, busy = () => false) {
   const storage = new MemoryWebhooks()
   const id = `sub_${'5'.repeat(32)}`
   await storage.subscribe({ id, url: hook.url, secret: `whsec_${'A'.repeat(32)}`, createdAt: new Date().toISOString() }, 100)
@@ -468,7 +468,7 @@ async function dispatching (t: Test, hook: Receiver, deliveries: number, options
     records.push(outcomes.length)
     return record(outcomes)
   }
-  const dispatcher = new WebhookDispatcher(storage, { ...FAST, timeoutMs: 5000, concurrency: 16, ...options }, Fastify().log, undefined, () => false)
+  const dispatcher = new WebhookDispatcher(storage, { ...FAST, timeoutMs: 5000, concurrency: 16, ...options }, Fastify().log, undefined, busy)
   dispatcher.start()
   let stopped: Promise<void> | undefined
   const stop = () => (stopped ??= dispatcher.stop())
@@ -492,6 +492,15 @@ t.test('claims run ahead: a subscription holds its share in flight and as many w
   t.same(claims.slice(0, 1), [8], 'the waiting four went out as the first four were answered')
   const first = new Set((await hook.waitFor(8)).map(({ headers }) => headers['webhook-id']))
   t.equal(first.size, 8, 'eight deliveries, each once')
+})
+
+t.test('while requests keep the process busy, claims do not run ahead: the quarter share in flight is all', async (t) => {
+  const hook = await receiver(t, 'hang')
+  const { claims } = await dispatching(t, hook, 12, {}, () => true)
+  await hook.waitFor(1, 2000)
+  await setTimeout(300)
+  t.same(claims, [1], 'one claimed, for the one attempt in flight')
+  t.equal(hook.received.length, 1)
 })
 
 t.test('a claim waits for room for half a share; the attempts that ended meanwhile are recorded with it', async (t) => {

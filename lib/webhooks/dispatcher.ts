@@ -3,13 +3,14 @@
 // marked delivered only after a 2xx, and one whose claim lapsed (this
 // process died, or took too long) is claimed again, here or elsewhere.
 //
-// Claims run ahead of the attempts: each subscription may hold as many
-// claimed deliveries waiting for a slot as it may have attempts in flight,
-// so that an attempt that ends is followed at once by the next, and a claim
-// takes many deliveries rather than the one or two that just ended (each
-// claim and each record is a write: with SQLite, a round trip to the
-// writer and a transaction). Attempt records are gathered for RECORD_MS,
-// or until the next claim, which they join.
+// Claims run ahead of the attempts (but while requests keep the process
+// busy): each subscription may hold as many claimed deliveries waiting for
+// a slot as it may have attempts in flight, so that an attempt that ends is
+// followed at once by the next, and a claim takes many deliveries rather
+// than the one or two that just ended (each claim and each record is a
+// write: with SQLite, a round trip to the writer and a transaction).
+// Attempt records are gathered for RECORD_MS, or until the next claim,
+// which they join.
 //
 // Bounds: at most `concurrency` attempts in flight, at most a quarter of
 // them (SHARE) to one subscription (a quarter of that while requests keep
@@ -215,19 +216,24 @@ export class WebhookDispatcher {
       const { concurrency } = this.#options
       const room = 2 * concurrency - this.#attempts.size - this.#waiting.length
       if (room <= 0) return
-      const share = this.#share()
-      const held = this.#held(share)
+      // While requests keep the process busy, no claims run ahead: the
+      // deliveries' part of the process stays what their quarter share
+      // takes in flight.
+      const busy = this.#busy()
+      const share = this.#share(busy)
+      const hold = busy ? share : 2 * share
+      const held = this.#held(hold)
       // A claim once a subscription has room for half a share or more, or a
       // failing one for its one (a subscription made elsewhere since the
       // poll waits for the next): under load, every turn's creates wake the
       // dispatcher, and most would take one delivery, or none.
       const worth = Math.max(1, Math.floor(share / 2))
-      if (this.#known?.every((id) => 2 * share - (held[id] ?? 0) < (this.#failing.has(id) ? 1 : worth)) === true) return
+      if (this.#known?.every((id) => hold - (held[id] ?? 0) < (this.#failing.has(id) ? 1 : worth)) === true) return
       // (The records gathered so far go with the claim: one write.)
       this.#record()
       const now = Date.now()
       const leaseUntil = now + 2 * (this.#options.timeoutMs + LEASE_MARGIN_MS)
-      const claimed = await this.#storage.claim({ now, limit: room, perSubscription: 2 * share, inFlight: held, leaseUntil })
+      const claimed = await this.#storage.claim({ now, limit: room, perSubscription: hold, inFlight: held, leaseUntil })
       for (const delivery of claimed) {
         this.#waiting.push({ delivery, leaseUntil })
         this.#waitingBy.set(delivery.subscriptionId, (this.#waitingBy.get(delivery.subscriptionId) ?? 0) + 1)
@@ -238,19 +244,19 @@ export class WebhookDispatcher {
   }
 
   // Claimed deliveries by subscription, in flight or waiting, as claims
-  // count them: a failing subscription counts as full but for one, which
-  // it may take when it has none.
-  #held (share: number): Record<string, number> {
+  // count them against `hold`: a failing subscription counts as full but
+  // for one, which it may take when it has none.
+  #held (hold: number): Record<string, number> {
     const held: Record<string, number> = Object.fromEntries(this.#inFlight)
     for (const [id, waiting] of this.#waitingBy) held[id] = (held[id] ?? 0) + waiting
-    for (const id of this.#failing) held[id] = held[id] === undefined ? 2 * share - 1 : 2 * share
+    for (const id of this.#failing) held[id] = held[id] === undefined ? hold - 1 : hold
     return held
   }
 
   // A subscription's attempts in flight: its share, a quarter of it while
   // requests keep the process busy (attempts already out go on).
-  #share (): number {
-    return this.#busy() ? Math.max(1, Math.floor(this.#perSubscription / SHARE)) : this.#perSubscription
+  #share (busy = this.#busy()): number {
+    return busy ? Math.max(1, Math.floor(this.#perSubscription / SHARE)) : this.#perSubscription
   }
 
   // Starts waiting deliveries, oldest claim first, while there are slots:
