@@ -476,7 +476,7 @@ async function dispatching (t: Test, hook: Receiver, deliveries: number, options
   const statuses = async () => (await storage.deliveries(id, { limit: 1000 }))!.map(({ status }) => status)
   // What a claim made now would take: deliveries due and not held by a claim.
   const claimable = async () => (await claim({ now: Date.now(), limit: 1000, perSubscription: 1000, inFlight: {}, leaseUntil: Date.now() }))
-  return { storage, stop, claims, records, statuses, claimable }
+  return { storage, dispatcher, stop, claims, records, statuses, claimable }
 }
 
 t.test('claims run ahead: a subscription holds its share in flight and as many waiting, which start as slots free, with no claim between', async (t) => {
@@ -541,6 +541,24 @@ t.test('a waiting delivery whose claim would lapse before its attempt is over is
       }
     })
   }
+})
+
+t.test('a stop while a claim is under way waits for it and gives back what it took', async (t) => {
+  const hook = await receiver(t, 'hang')
+  const { storage, dispatcher, stop, claimable } = await dispatching(t, hook, 0)
+  const claim = storage.claim.bind(storage)
+  // (The deliveries are claimed at once; the answer takes 300 ms.)
+  storage.claim = async (options) => {
+    const claimed = await claim(options)
+    await setTimeout(300)
+    return claimed
+  }
+  for (let i = 1; i <= 2; i++) storage.enqueue(BigInt(i), `{"id":${i},"name":"p"}`, Date.now())
+  dispatcher.wake()
+  await setTimeout(50)
+  await stop()
+  t.same((await claimable()).map(({ seq }) => seq), [1n, 2n], 'both claimable again')
+  t.equal(hook.received.length, 0, 'neither was sent')
 })
 
 t.test('the waiting deliveries of a subscription deleted meanwhile are not sent', async (t) => {

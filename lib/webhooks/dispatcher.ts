@@ -18,7 +18,8 @@
 // attempt failed (a hanging or failing receiver holds few of the slots the
 // others need); as many claimed deliveries waiting, no more than one while
 // failing, each attempted only while its claim outlasts the attempt's
-// deadline by LEASE_MARGIN_MS (or given back); as many sockets to one
+// deadline by LEASE_MARGIN_MS (else dropped, to be claimed again once its
+// claim lapses); as many sockets to one
 // receiver as there may be attempts in flight (so that none waits for a
 // socket, even when subscriptions share a receiver), `timeoutMs` per
 // attempt, and what attempt.ts reads of an answer.
@@ -103,7 +104,8 @@ export class WebhookDispatcher {
   readonly #perSubscription: number
   readonly #busy: () => boolean
   #timer: NodeJS.Timeout | undefined
-  #ticking = false
+  // The claims under way (stop waits for them, to give back what they took).
+  #ticking: Promise<void> | undefined
   #wakeScheduled = false
   // Whether anyone is subscribed, as last seen (undefined: not known).
   #subscribed: boolean | undefined
@@ -194,19 +196,18 @@ export class WebhookDispatcher {
 
   #look (): void {
     if (this.#stopping.signal.aborted) return
-    if (this.#ticking) {
+    if (this.#ticking !== undefined) {
       this.#again = true
       return
     }
-    this.#ticking = true
-    this.#tick().then(() => {
+    this.#ticking = this.#tick().then(() => {
       if (this.#claimsFailing) this.#log.info('webhook deliveries can be claimed again')
       this.#claimsFailing = false
     }, (err: Error) => {
       // Once per outage, not once a poll.
       if (!this.#claimsFailing) this.#log.warn({ err }, 'webhook deliveries could not be claimed; trying again every poll')
       this.#claimsFailing = true
-    }).finally(() => { this.#ticking = false })
+    }).finally(() => { this.#ticking = undefined })
   }
 
   async #tick (): Promise<void> {
@@ -380,6 +381,8 @@ export class WebhookDispatcher {
     clearInterval(this.#timer)
     this.#stopping.abort()
     for (const attempt of this.#sending) attempt.abort(this.#stopping.signal.reason)
+    // A claim under way adds what it took to the waiting, given back below.
+    await this.#ticking
     // (Given back while their claims surely hold.)
     const now = Date.now()
     const waiting = this.#waiting.filter(({ leaseUntil }) => now + LEASE_MARGIN_MS < leaseUntil).map(({ delivery }) => delivery.seq)
