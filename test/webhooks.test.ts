@@ -457,11 +457,20 @@ async function dispatching (t: Test, hook: Receiver, deliveries: number, options
   for (let i = 1; i <= deliveries; i++) storage.enqueue(BigInt(i), `{"id":${i},"name":"p"}`, Date.now())
   const claims: number[] = []
   const records: number[] = []
+  const releases: bigint[][] = []
+  // The subscriptions each claim counted as held.
+  const counted: string[][] = []
   const claim = storage.claim.bind(storage)
   storage.claim = async (claimOptions) => {
+    counted.push(Object.keys(claimOptions.inFlight))
     const claimed = await claim(claimOptions)
     if (claimed.length > 0) claims.push(claimed.length)
     return claimed
+  }
+  const release = storage.release.bind(storage)
+  storage.release = async (seqs) => {
+    releases.push([...seqs])
+    return release(seqs)
   }
   const record = storage.record.bind(storage)
   storage.record = async (outcomes) => {
@@ -476,7 +485,7 @@ async function dispatching (t: Test, hook: Receiver, deliveries: number, options
   const statuses = async () => (await storage.deliveries(id, { limit: 1000 }))!.map(({ status }) => status)
   // What a claim made now would take: deliveries due and not held by a claim.
   const claimable = async () => (await claim({ now: Date.now(), limit: 1000, perSubscription: 1000, inFlight: {}, leaseUntil: Date.now() }))
-  return { storage, dispatcher, stop, claims, records, statuses, claimable }
+  return { storage, dispatcher, stop, claims, records, releases, counted, statuses, claimable }
 }
 
 t.test('claims run ahead: a subscription holds its share in flight and as many waiting, which start as slots free, with no claim between', async (t) => {
@@ -514,63 +523,88 @@ t.test('a claim waits for room for half a share; the attempts that ended meanwhi
   t.equal(records.reduce((sum, n) => sum + n, 0), 40, 'each attempt recorded once')
 })
 
-t.test('a waiting delivery whose claim would lapse before its attempt is over is dropped, not attempted', async (t) => {
+t.test('a waiting delivery whose claim would lapse before its attempt is over is not attempted: given back, or left to lapse', async (t) => {
   // A share of 1: the second delivery waits while the first hangs for its
   // 1 s. With the clock moved on by that second and the 10 s margin, its
   // claim (two attempts and their margins) would not outlast its own
-  // attempt and the margin: another dispatcher may have it by then. Without
-  // the jump, it goes.
-  for (const jumped of [false, true]) {
-    t.test(jumped ? 'the clock moved on: dropped' : 'in time: attempted', async (t) => {
+  // attempt and the margin: another dispatcher may have it by then. It is
+  // given back while its claim surely holds for the write (10 s and more
+  // left), else left to lapse. Without the jump, it goes.
+  for (const [jump, fate] of [[0, 'attempted'], [10_500, 'given back'], [11_500, 'left to lapse']] as const) {
+    t.test(`clock moved on by ${jump} ms: ${fate}`, async (t) => {
       const hook = await receiver(t, 'hang')
-      const { claimable } = await dispatching(t, hook, 2, { concurrency: 4, timeoutMs: 1000, retryBaseMs: 60_000 })
+      const { releases, claimable } = await dispatching(t, hook, 2, { concurrency: 4, timeoutMs: 1000, retryBaseMs: 60_000 })
       await hook.waitFor(1, 2000)
       await setTimeout(100)
-      if (jumped) {
-        const now = Date.now
-        Date.now = () => now() + 11_500
-        t.teardown(() => { Date.now = now })
-      }
+      const now = Date.now
+      Date.now = () => now() + jump
+      t.teardown(() => { Date.now = now })
       await setTimeout(1500)
       const ids = hook.received.map(({ headers }) => headers['webhook-id'])
-      if (jumped) {
-        t.same(ids, [deliveryId(1n)], 'only the first was attempted')
-        t.same(await claimable(), [], 'the second is still claimed, until its claim lapses')
-      } else {
+      if (fate === 'attempted') {
         t.same(ids, [deliveryId(1n), deliveryId(2n)], 'the second went once the first ran out of time')
+        t.same(releases, [], 'nothing given back')
+      } else if (fate === 'given back') {
+        t.same(releases.slice(0, 1), [[2n]], 'the second given back')
+      } else {
+        t.same(ids, [deliveryId(1n)], 'only the first was attempted')
+        t.same(releases, [], 'nothing given back')
+        t.same(await claimable(), [], 'the second is still claimed, until its claim lapses')
       }
     })
   }
 })
 
-t.test('a stop while a claim is under way waits for it and gives back what it took', async (t) => {
+t.test('a delivery retried while it waits for a slot is sent once', async (t) => {
+  // A share of 2: 1 and 2 in flight, 3 and 4 waiting. A retry of 4 makes it
+  // due again, and the next claim takes it once more.
   const hook = await receiver(t, 'hang')
-  const { storage, dispatcher, stop, claimable } = await dispatching(t, hook, 0)
-  const claim = storage.claim.bind(storage)
-  // (The deliveries are claimed at once; the answer takes 300 ms.)
-  storage.claim = async (options) => {
-    const claimed = await claim(options)
-    await setTimeout(300)
-    return claimed
-  }
-  for (let i = 1; i <= 2; i++) storage.enqueue(BigInt(i), `{"id":${i},"name":"p"}`, Date.now())
-  dispatcher.wake()
-  await setTimeout(50)
-  await stop()
-  t.same((await claimable()).map(({ seq }) => seq), [1n, 2n], 'both claimable again')
-  t.equal(hook.received.length, 0, 'neither was sent')
+  hook.answers.push({ status: 204, afterMs: 500 }, { status: 204, afterMs: 500 }, { status: 204, afterMs: 200 }, 'hang')
+  const { storage, dispatcher } = await dispatching(t, hook, 4, { concurrency: 8, timeoutMs: 3000 })
+  await hook.waitFor(2, 2000)
+  await setTimeout(100)
+  await storage.retry(`sub_${'5'.repeat(32)}`, 4n, Date.now())
+  dispatcher.subscribed()
+  await setTimeout(1500)
+  t.same(hook.received.map(({ headers }) => headers['webhook-id']), [1n, 2n, 3n, 4n].map(deliveryId), 'each sent once')
 })
 
-t.test('the waiting deliveries of a subscription deleted meanwhile are not sent', async (t) => {
-  const hook = await receiver(t, 'hang')
-  const { storage, claims } = await dispatching(t, hook, 2, { concurrency: 4, timeoutMs: 500 })
+t.test('a poll that read the subscriptions before one was made elsewhere leaves its claimed deliveries alone', async (t) => {
+  const hook = await receiver(t, { status: 204, afterMs: 300 })
+  // A poll a second, each read of the subscriptions answered 150 ms late.
+  const { storage, dispatcher, releases } = await dispatching(t, hook, 0, { concurrency: 4, timeoutMs: 1000, retryBaseMs: 1000 })
+  const subscriptions = storage.subscriptions.bind(storage)
+  storage.subscriptions = async () => {
+    const read = await subscriptions()
+    await setTimeout(150)
+    return read
+  }
+  await setTimeout(1050)
+  // (The second poll's read has run; its answer is on its way.) Another
+  // instance subscribes, two plants are created, this one is woken.
+  await storage.subscribe({ id: `sub_${'6'.repeat(32)}`, url: hook.url, secret: `whsec_${'A'.repeat(32)}`, createdAt: new Date().toISOString() }, 100)
+  for (const id of [1n, 2n]) storage.enqueue(id, `{"id":${id},"name":"p"}`, Date.now())
+  dispatcher.wake()
+  await hook.waitFor(4, 1500)
+  t.pass('all four deliveries sent (2 plants, 2 subscriptions)')
+  t.same(releases, [], 'none given back on the poll\'s word')
+})
+
+t.test('a failing subscription deleted is no longer counted by claims', async (t) => {
+  const hook = await receiver(t, 500)
+  const { storage, counted } = await dispatching(t, hook, 1, { concurrency: 4, retryBaseMs: 60_000 })
+  const first = `sub_${'5'.repeat(32)}`
   await hook.waitFor(1, 2000)
-  await setTimeout(100)
-  t.same(claims, [2], 'one in flight, one waiting')
-  // (Found gone by the next poll, every 20 ms here, before the first attempt's 500 ms run out.)
-  await storage.unsubscribe(`sub_${'5'.repeat(32)}`)
-  await setTimeout(1000)
-  t.equal(hook.received.length, 1, 'the waiting one was never sent')
+  await until(async () => (await storage.deliveries(first, { limit: 1 }))![0]!.attempts === 1, 'the failure recorded')
+  await storage.unsubscribe(first)
+  // (The next poll, 20 ms on, finds it gone.)
+  await setTimeout(200)
+  const healthy = await receiver(t)
+  await storage.subscribe({ id: `sub_${'6'.repeat(32)}`, url: healthy.url, secret: `whsec_${'A'.repeat(32)}`, createdAt: new Date().toISOString() }, 100)
+  counted.length = 0
+  storage.enqueue(2n, '{"id":2,"name":"p"}', Date.now())
+  await healthy.waitFor(1, 2000)
+  t.ok(counted.length > 0 && counted.every((ids) => !ids.includes(first)), `claims counted ${JSON.stringify(counted)}`)
 })
 
 t.test('a stop gives the waiting deliveries back with those in flight: due again at once, attempts unchanged', async (t) => {

@@ -16,10 +16,10 @@
 // them (SHARE) to one subscription (a quarter of that while requests keep
 // the process busy: deliveries yield to them), and one while its last
 // attempt failed (a hanging or failing receiver holds few of the slots the
-// others need); as many claimed deliveries waiting, no more than one while
-// failing, each attempted only while its claim outlasts the attempt's
-// deadline by LEASE_MARGIN_MS (else dropped, to be claimed again once its
-// claim lapses); as many sockets to one
+// others need); as many claimed deliveries waiting (no more claimed while
+// failing but one at a time), each attempted only while its claim outlasts
+// the attempt's deadline by LEASE_MARGIN_MS (else given back); as many
+// sockets to one
 // receiver as there may be attempts in flight (so that none waits for a
 // socket, even when subscriptions share a receiver), `timeoutMs` per
 // attempt, and what attempt.ts reads of an answer.
@@ -74,9 +74,10 @@ function retryDelay (attempts: number, baseMs: number, random = Math.random()): 
   return Math.round(wait * (1 - JITTER + 2 * JITTER * random))
 }
 
-/** A claimed delivery waiting for a slot, and until when its claim holds. */
+/** A claimed delivery waiting for a slot: when it was claimed, and until when the claim holds. */
 interface Waiting {
   delivery: DueDelivery
+  claimedAt: number
   leaseUntil: number
 }
 
@@ -91,6 +92,9 @@ export class WebhookDispatcher {
   // many each subscription has waiting.
   #waiting: Waiting[] = []
   readonly #waitingBy = new Map<string, number>()
+  // Every delivery held, waiting or in flight: a claim that takes one again
+  // (a retry made it due while it was held) does not send it twice.
+  readonly #held = new Set<bigint>()
   // Subscriptions whose last attempt failed: one attempt at a time until one succeeds.
   readonly #failing = new Set<string>()
   readonly #attempts = new Set<Promise<void>>()
@@ -153,12 +157,13 @@ export class WebhookDispatcher {
   // have subscribed), then looks for due deliveries.
   #poll (): void {
     const made = this.#subscriptionsMade
+    const asked = Date.now()
     this.#storage.subscriptions().then((subscriptions) => {
       // (A subscription made meanwhile may be missing from what was read.)
       if (made === this.#subscriptionsMade) {
         this.#subscribed = subscriptions.length > 0
         this.#known = subscriptions.map(({ id }) => id)
-        this.#forgetWaiting(new Set(this.#known))
+        this.#forget(new Set(this.#known), asked)
       }
     }, () => {
       this.#subscribed = undefined
@@ -223,7 +228,7 @@ export class WebhookDispatcher {
       const busy = this.#busy()
       const share = this.#share(busy)
       const hold = busy ? share : 2 * share
-      const held = this.#held(hold)
+      const held = this.#heldBy(hold)
       // A claim once a subscription has room for half a share or more, or a
       // failing one for its one (a subscription made elsewhere since the
       // poll waits for the next): under load, every turn's creates wake the
@@ -235,10 +240,16 @@ export class WebhookDispatcher {
       const now = Date.now()
       const leaseUntil = now + 2 * (this.#options.timeoutMs + LEASE_MARGIN_MS)
       const claimed = await this.#storage.claim({ now, limit: room, perSubscription: hold, inFlight: held, leaseUntil })
+      const taken: Waiting[] = []
       for (const delivery of claimed) {
-        this.#waiting.push({ delivery, leaseUntil })
+        if (this.#held.has(delivery.seq)) continue
+        this.#held.add(delivery.seq)
+        taken.push({ delivery, claimedAt: now, leaseUntil })
         this.#waitingBy.set(delivery.subscriptionId, (this.#waitingBy.get(delivery.subscriptionId) ?? 0) + 1)
       }
+      // (Stopped meanwhile: given back at once.)
+      if (this.#stopping.signal.aborted) return this.#giveBack(taken, Date.now())
+      this.#waiting.push(...taken)
       this.#start()
       if (claimed.length === room) this.#again = true
     } while (this.#again && !this.#stopping.signal.aborted)
@@ -247,7 +258,7 @@ export class WebhookDispatcher {
   // Claimed deliveries by subscription, in flight or waiting, as claims
   // count them against `hold`: a failing subscription counts as full but
   // for one, which it may take when it has none.
-  #held (hold: number): Record<string, number> {
+  #heldBy (hold: number): Record<string, number> {
     const held: Record<string, number> = Object.fromEntries(this.#inFlight)
     for (const [id, waiting] of this.#waitingBy) held[id] = (held[id] ?? 0) + waiting
     for (const id of this.#failing) held[id] = held[id] === undefined ? hold - 1 : hold
@@ -263,42 +274,66 @@ export class WebhookDispatcher {
   // Starts waiting deliveries, oldest claim first, while there are slots:
   // each within its subscription's share (one at a time while failing).
   // One whose claim would lapse before its attempt's deadline and margin
-  // is dropped, not attempted: its claim lapses, and a later one takes it.
-  // (Not given back: by the time that write ran, another dispatcher could
-  // hold it.)
+  // is given back instead (or, with its claim all but over, left to lapse).
   #start (): void {
     if (this.#waiting.length === 0 || this.#stopping.signal.aborted) return
     const share = this.#share()
     const now = Date.now()
     const kept: Waiting[] = []
+    const late: Waiting[] = []
     for (const entry of this.#waiting) {
-      const { delivery, leaseUntil } = entry
-      const id = delivery.subscriptionId
-      if (now + this.#options.timeoutMs + LEASE_MARGIN_MS <= leaseUntil) {
-        if (this.#attempts.size >= this.#options.concurrency || (this.#inFlight.get(id) ?? 0) >= (this.#failing.has(id) ? 1 : share)) {
-          kept.push(entry)
-          continue
-        }
-        this.#track(delivery)
+      const id = entry.delivery.subscriptionId
+      if (now + this.#options.timeoutMs + LEASE_MARGIN_MS > entry.leaseUntil) {
+        late.push(entry)
+      } else if (this.#attempts.size >= this.#options.concurrency || (this.#inFlight.get(id) ?? 0) >= (this.#failing.has(id) ? 1 : share)) {
+        kept.push(entry)
+      } else {
+        this.#unwait(entry)
+        this.#track(entry.delivery)
       }
-      const left = this.#waitingBy.get(id)! - 1
-      if (left === 0) this.#waitingBy.delete(id)
-      else this.#waitingBy.set(id, left)
     }
     this.#waiting = kept
+    this.#giveBack(late, now)
   }
 
-  // Waiting deliveries of subscriptions no longer there are dropped (their
-  // deliveries went with them).
-  #forgetWaiting (known: ReadonlySet<string>): void {
+  #unwait ({ delivery }: Waiting): void {
+    const left = this.#waitingBy.get(delivery.subscriptionId)! - 1
+    if (left === 0) this.#waitingBy.delete(delivery.subscriptionId)
+    else this.#waitingBy.set(delivery.subscriptionId, left)
+  }
+
+  // Gives back waiting deliveries (already out of #waiting) whose claims
+  // surely hold for the write (LEASE_MARGIN_MS and more): due again at once,
+  // for a claim here or elsewhere. The others' claims lapse on their own.
+  #giveBack (entries: readonly Waiting[], now: number): void {
+    const seqs: bigint[] = []
+    for (const entry of entries) {
+      this.#unwait(entry)
+      this.#held.delete(entry.delivery.seq)
+      if (now + LEASE_MARGIN_MS < entry.leaseUntil) seqs.push(entry.delivery.seq)
+    }
+    if (seqs.length === 0) return
+    const released = this.#storage.release(seqs).catch(() => {}).finally(() => this.#records.delete(released))
+    this.#records.add(released)
+  }
+
+  // After a poll: the waiting deliveries of subscriptions it did not find
+  // (deleted, or made elsewhere after it read them: so only those claimed
+  // before it read) are given back, and the failing marks of subscriptions
+  // gone are forgotten.
+  #forget (known: ReadonlySet<string>, asked: number): void {
+    for (const id of this.#failing) if (!known.has(id)) this.#failing.delete(id)
     if (this.#waiting.every(({ delivery }) => known.has(delivery.subscriptionId))) return
-    this.#waiting = this.#waiting.filter(({ delivery }) => known.has(delivery.subscriptionId))
-    for (const id of this.#waitingBy.keys()) if (!known.has(id)) this.#waitingBy.delete(id)
+    const gone = ({ delivery, claimedAt }: Waiting) => !known.has(delivery.subscriptionId) && claimedAt < asked
+    const given = this.#waiting.filter(gone)
+    this.#waiting = this.#waiting.filter((entry) => !gone(entry))
+    this.#giveBack(given, Date.now())
   }
 
   #track (delivery: DueDelivery): void {
     this.#inFlight.set(delivery.subscriptionId, (this.#inFlight.get(delivery.subscriptionId) ?? 0) + 1)
     const attempt = this.#attempt(delivery).finally(() => {
+      this.#held.delete(delivery.seq)
       const left = this.#inFlight.get(delivery.subscriptionId)! - 1
       if (left === 0) this.#inFlight.delete(delivery.subscriptionId)
       else this.#inFlight.set(delivery.subscriptionId, left)
@@ -381,17 +416,11 @@ export class WebhookDispatcher {
     clearInterval(this.#timer)
     this.#stopping.abort()
     for (const attempt of this.#sending) attempt.abort(this.#stopping.signal.reason)
-    // A claim under way adds what it took to the waiting, given back below.
+    // A claim under way adds what it took to the waiting, given back here.
     await this.#ticking
-    // (Given back while their claims surely hold.)
-    const now = Date.now()
-    const waiting = this.#waiting.filter(({ leaseUntil }) => now + LEASE_MARGIN_MS < leaseUntil).map(({ delivery }) => delivery.seq)
+    const waiting = this.#waiting
     this.#waiting = []
-    this.#waitingBy.clear()
-    if (waiting.length > 0) {
-      const released = this.#storage.release(waiting).catch(() => {}).finally(() => this.#records.delete(released))
-      this.#records.add(released)
-    }
+    this.#giveBack(waiting, Date.now())
     await Promise.allSettled([...this.#attempts])
     this.#record()
     await Promise.allSettled([...this.#records])
