@@ -99,7 +99,7 @@ t.test('memory: the default bound holds the largest records in some 250 MB of he
         .catch((err) => { refusal = { created: Number(i), statusCode: err.statusCode, message: err.message } })
     }
     const now = Date.now()
-    const claimed = await store.webhooks.claim({ now: now + 1, limit: 1e6, perSubscription: 1e6, inFlight: {}, leaseUntil: now + 1e6 })
+    const claimed = await store.webhooks.claim({ now: now + 1, limit: 1e6, perSubscription: 1e6, held: {}, leaseUntil: now + 1e6 })
     // (Each error a string of its own, as each attempt's is.)
     const codes = new Uint16Array(1024).fill(0xe9)
     const error = (i) => {

@@ -113,7 +113,7 @@ t.test('the outbox\'s bookkeeping alone commits without waiting for the disk; ev
   const sub = { id: `sub_${'1'.repeat(32)}`, url: 'http://127.0.0.1:9/', secret: `whsec_${'A'.repeat(32)}`, createdAt: new Date().toISOString() }
   const claim = () => {
     const now = Date.now() + 1
-    return webhooks.claim({ now, limit: 10, perSubscription: 10, inFlight: {}, leaseUntil: now + 60_000 })
+    return webhooks.claim({ now, limit: 10, perSubscription: 10, held: {}, leaseUntil: now + 60_000 })
   }
   const commits = async <T>(what: string, expected: boolean[], write: () => Promise<T>): Promise<T> => {
     synced.length = 0
@@ -152,7 +152,7 @@ t.test('bookkeeping made while creates commit waits a moment for the next create
   await store.create({ id: 0n, name: 'first' })
   const claim = () => {
     const now = Date.now() + 1
-    return store.webhooks!.claim({ now, limit: 1, perSubscription: 1, inFlight: {}, leaseUntil: now + 60_000 })
+    return store.webhooks!.claim({ now, limit: 1, perSubscription: 1, held: {}, leaseUntil: now + 60_000 })
   }
   let id = 10n
   const whileCreating = async (next: () => Promise<unknown>) => {
@@ -183,7 +183,7 @@ t.test('bookkeeping held for the creates to come is committed by a close', async
   await store.webhooks!.subscribe({ id: `sub_${'1'.repeat(32)}`, url: 'http://127.0.0.1:9/', secret: `whsec_${'A'.repeat(32)}`, createdAt: new Date().toISOString() }, 10)
   await store.create({ id: 1n, name: 'first' })
   const now = Date.now() + 1
-  const claim = () => store.webhooks!.claim({ now, limit: 1, perSubscription: 1, inFlight: {}, leaseUntil: now + 60_000 })
+  const claim = () => store.webhooks!.claim({ now, limit: 1, perSubscription: 1, held: {}, leaseUntil: now + 60_000 })
   const creating = store.create({ id: 2n, name: 'second' })
   await new Promise(setImmediate)
   const claimed = claim()

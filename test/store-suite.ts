@@ -197,7 +197,7 @@ export function storeSuite (t: Test, open: (t: Test) => Promise<PlantStorage>): 
     return { store, webhooks }
   }
   const claimAll = (webhooks: WebhookStorage, now = Date.now() + 1) =>
-    webhooks.claim({ now, limit: 1000, perSubscription: 1000, inFlight: {}, leaseUntil: now + 60_000 })
+    webhooks.claim({ now, limit: 1000, perSubscription: 1000, held: {}, leaseUntil: now + 60_000 })
 
   t.test('webhooks: subscriptions are kept, listed oldest first, bounded, and deleted', async (t) => {
     const webhooks = outbox(await fresh(t))
@@ -257,18 +257,18 @@ export function storeSuite (t: Test, open: (t: Test) => Promise<PlantStorage>): 
   t.test('webhooks: a claim is held until its lease ends, and takes no more of a subscription than its allowance', async (t) => {
     const { webhooks } = await withOutbox(t, 2, 3n)
     const now = Date.now() + 1
-    const first = await webhooks.claim({ now, limit: 10, perSubscription: 3, inFlight: { [subscription(1).id]: 1, [subscription(2).id]: 3 }, leaseUntil: now + 1000 })
+    const first = await webhooks.claim({ now, limit: 10, perSubscription: 3, held: { [subscription(1).id]: 1, [subscription(2).id]: 3 }, leaseUntil: now + 1000 })
     t.same(first.map(({ subscriptionId }) => subscriptionId), [subscription(1).id, subscription(1).id], 'two of the first (one is in flight), none of the one at its allowance')
-    const second = await webhooks.claim({ now, limit: 10, perSubscription: 10, inFlight: {}, leaseUntil: now + 1000 })
+    const second = await webhooks.claim({ now, limit: 10, perSubscription: 10, held: {}, leaseUntil: now + 1000 })
     t.equal(second.length, 4, 'the claimed ones are not claimed again')
-    t.same(await webhooks.claim({ now, limit: 10, perSubscription: 10, inFlight: {}, leaseUntil: now + 1000 }), [])
-    const later = await webhooks.claim({ now: now + 1000, limit: 10, perSubscription: 10, inFlight: {}, leaseUntil: now + 2000 })
+    t.same(await webhooks.claim({ now, limit: 10, perSubscription: 10, held: {}, leaseUntil: now + 1000 }), [])
+    const later = await webhooks.claim({ now: now + 1000, limit: 10, perSubscription: 10, held: {}, leaseUntil: now + 2000 })
     t.equal(later.length, 6, 'an expired claim is taken over')
     await webhooks.release(later.map(({ seq }) => seq))
     const again = await claimAll(webhooks, now + 1000)
     t.equal(again.length, 6, 'released claims are due at once')
     await webhooks.release(again.map(({ seq }) => seq))
-    const limited = await webhooks.claim({ now: now + 5000, limit: 3, perSubscription: 10, inFlight: {}, leaseUntil: now + 6000 })
+    const limited = await webhooks.claim({ now: now + 5000, limit: 3, perSubscription: 10, held: {}, leaseUntil: now + 6000 })
     t.equal(limited.length, 3, 'no more than the limit')
   })
 
@@ -279,7 +279,7 @@ export function storeSuite (t: Test, open: (t: Test) => Promise<PlantStorage>): 
     // Sub 1's first is due last, sub 2's second first.
     const due = [now + 400, now + 100, now + 300, now + 200]
     await webhooks.record(all.map(({ seq }, i) => ({ seq, delivered: false as const, error: 'x', nextAttemptAt: due[i]! })))
-    const order = await webhooks.claim({ now: now + 1000, limit: 2, perSubscription: 10, inFlight: {}, leaseUntil: now + 2000 })
+    const order = await webhooks.claim({ now: now + 1000, limit: 2, perSubscription: 10, held: {}, leaseUntil: now + 2000 })
     t.same(order.map(({ seq }) => seq), [all[1]!.seq, all[3]!.seq], 'the two due earliest')
   })
 

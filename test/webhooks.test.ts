@@ -462,7 +462,7 @@ async function dispatching (t: Test, hook: Receiver, deliveries: number, options
   const counted: string[][] = []
   const claim = storage.claim.bind(storage)
   storage.claim = async (claimOptions) => {
-    counted.push(Object.keys(claimOptions.inFlight))
+    counted.push(Object.keys(claimOptions.held))
     const claimed = await claim(claimOptions)
     if (claimed.length > 0) claims.push(claimed.length)
     return claimed
@@ -484,7 +484,7 @@ async function dispatching (t: Test, hook: Receiver, deliveries: number, options
   t.teardown(stop)
   const statuses = async () => (await storage.deliveries(id, { limit: 1000 }))!.map(({ status }) => status)
   // What a claim made now would take: deliveries due and not held by a claim.
-  const claimable = async () => (await claim({ now: Date.now(), limit: 1000, perSubscription: 1000, inFlight: {}, leaseUntil: Date.now() }))
+  const claimable = async () => (await claim({ now: Date.now(), limit: 1000, perSubscription: 1000, held: {}, leaseUntil: Date.now() }))
   return { storage, dispatcher, stop, claims, records, releases, counted, statuses, claimable }
 }
 
@@ -566,7 +566,8 @@ t.test('a delivery retried while it waits for a slot is sent once', async (t) =>
   await storage.retry(`sub_${'5'.repeat(32)}`, 4n, Date.now())
   dispatcher.subscribed()
   await setTimeout(1500)
-  t.same(hook.received.map(({ headers }) => headers['webhook-id']), [1n, 2n, 3n, 4n].map(deliveryId), 'each sent once')
+  // (3 and 4 go out together, in either order.)
+  t.same(hook.received.map(({ headers }) => headers['webhook-id']).sort(), [1n, 2n, 3n, 4n].map(deliveryId), 'each sent once')
 })
 
 t.test('a poll that read the subscriptions before one was made elsewhere leaves its claimed deliveries alone', async (t) => {

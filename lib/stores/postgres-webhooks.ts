@@ -132,9 +132,9 @@ export class PostgresWebhooks implements WebhookStorage {
     return rows[0] && deliveryOf(rows[0])
   }
 
-  async claim ({ now, limit, perSubscription, inFlight, leaseUntil }: ClaimOptions): Promise<DueDelivery[]> {
+  async claim ({ now, limit, perSubscription, held, leaseUntil }: ClaimOptions): Promise<DueDelivery[]> {
     const { rows } = await this.#query<{ seq: string, subscription_id: string, url: string, secret: string, payload: string, attempts: number, next_attempt_at: string, traceparent: string | null }>(
-      'plant_store_wh_claim', [now, Object.keys(inFlight), perSubscription, limit, leaseUntil, Object.values(inFlight)])
+      'plant_store_wh_claim', [now, Object.keys(held), perSubscription, limit, leaseUntil, Object.values(held)])
     // (UPDATE … RETURNING keeps no order.)
     return rows
       .map((row) => ({

@@ -62,7 +62,7 @@ export interface ClaimOptions {
   /** At most this many claimed deliveries of one subscription held at once (in flight, or waiting for a slot), those held already included. */
   perSubscription: number
   /** Claimed deliveries held now (not yet recorded), by subscription id. */
-  inFlight: Readonly<Record<string, number>>
+  held: Readonly<Record<string, number>>
   /** Until when the claim holds: after it, another dispatcher may take the delivery. */
   leaseUntil: number
 }
@@ -122,8 +122,8 @@ export interface Backlog {
 }
 
 /** How many deliveries of a subscription a claim may take. */
-export function allowance ({ perSubscription, inFlight }: ClaimOptions, subscriptionId: string): number {
-  return Math.max(0, perSubscription - (inFlight[subscriptionId] ?? 0))
+export function allowance ({ perSubscription, held }: ClaimOptions, subscriptionId: string): number {
+  return Math.max(0, perSubscription - (held[subscriptionId] ?? 0))
 }
 
 /** The order deliveries are due in: the earliest attempt first, then the oldest. */

@@ -74,11 +74,10 @@ function retryDelay (attempts: number, baseMs: number, random = Math.random()): 
   return Math.round(wait * (1 - JITTER + 2 * JITTER * random))
 }
 
-/** A claimed delivery waiting for a slot: when it was claimed, and until when the claim holds. */
+/** A claimed delivery waiting for a slot, and when it was claimed. */
 interface Waiting {
   delivery: DueDelivery
   claimedAt: number
-  leaseUntil: number
 }
 
 export class WebhookDispatcher {
@@ -88,10 +87,8 @@ export class WebhookDispatcher {
   // undici loads with the first attempt: a server without subscribers never pays for it.
   #client: Promise<Agent> | undefined
   readonly #inFlight = new Map<string, number>()
-  // Claimed deliveries waiting for a slot, oldest claim first, with how
-  // many each subscription has waiting.
+  // Claimed deliveries waiting for a slot, oldest claim first.
   #waiting: Waiting[] = []
-  readonly #waitingBy = new Map<string, number>()
   // Every delivery held, waiting or in flight: a claim that takes one again
   // (a retry made it due while it was held) does not send it twice.
   readonly #held = new Set<bigint>()
@@ -106,6 +103,8 @@ export class WebhookDispatcher {
   // Each attempt's own abort: its deadline, or the stop.
   readonly #sending = new Set<Attempt>()
   readonly #perSubscription: number
+  // How long a claim holds.
+  readonly #leaseMs: number
   readonly #busy: () => boolean
   #timer: NodeJS.Timeout | undefined
   // The claims under way (stop waits for them, to give back what they took).
@@ -131,6 +130,7 @@ export class WebhookDispatcher {
     this.#storage = storage
     this.#options = options
     this.#perSubscription = Math.max(1, Math.floor(options.concurrency / SHARE))
+    this.#leaseMs = 2 * (options.timeoutMs + LEASE_MARGIN_MS)
     this.#busy = busy
     this.#log = log
     this.#around = around
@@ -228,7 +228,7 @@ export class WebhookDispatcher {
       const busy = this.#busy()
       const share = this.#share(busy)
       const hold = busy ? share : 2 * share
-      const held = this.#heldBy(hold)
+      const held = this.#claimCounts(hold)
       // A claim once a subscription has room for half a share or more, or a
       // failing one for its one (a subscription made elsewhere since the
       // poll waits for the next): under load, every turn's creates wake the
@@ -238,14 +238,12 @@ export class WebhookDispatcher {
       // (The records gathered so far go with the claim: one write.)
       this.#record()
       const now = Date.now()
-      const leaseUntil = now + 2 * (this.#options.timeoutMs + LEASE_MARGIN_MS)
-      const claimed = await this.#storage.claim({ now, limit: room, perSubscription: hold, inFlight: held, leaseUntil })
+      const claimed = await this.#storage.claim({ now, limit: room, perSubscription: hold, held, leaseUntil: now + this.#leaseMs })
       const taken: Waiting[] = []
       for (const delivery of claimed) {
         if (this.#held.has(delivery.seq)) continue
         this.#held.add(delivery.seq)
-        taken.push({ delivery, claimedAt: now, leaseUntil })
-        this.#waitingBy.set(delivery.subscriptionId, (this.#waitingBy.get(delivery.subscriptionId) ?? 0) + 1)
+        taken.push({ delivery, claimedAt: now })
       }
       // (Stopped meanwhile: given back at once.)
       if (this.#stopping.signal.aborted) return this.#giveBack(taken, Date.now())
@@ -258,9 +256,9 @@ export class WebhookDispatcher {
   // Claimed deliveries by subscription, in flight or waiting, as claims
   // count them against `hold`: a failing subscription counts as full but
   // for one, which it may take when it has none.
-  #heldBy (hold: number): Record<string, number> {
+  #claimCounts (hold: number): Record<string, number> {
     const held: Record<string, number> = Object.fromEntries(this.#inFlight)
-    for (const [id, waiting] of this.#waitingBy) held[id] = (held[id] ?? 0) + waiting
+    for (const { delivery: { subscriptionId: id } } of this.#waiting) held[id] = (held[id] ?? 0) + 1
     for (const id of this.#failing) held[id] = held[id] === undefined ? hold - 1 : hold
     return held
   }
@@ -283,12 +281,11 @@ export class WebhookDispatcher {
     const late: Waiting[] = []
     for (const entry of this.#waiting) {
       const id = entry.delivery.subscriptionId
-      if (now + this.#options.timeoutMs + LEASE_MARGIN_MS > entry.leaseUntil) {
+      if (now + this.#options.timeoutMs + LEASE_MARGIN_MS > entry.claimedAt + this.#leaseMs) {
         late.push(entry)
       } else if (this.#attempts.size >= this.#options.concurrency || (this.#inFlight.get(id) ?? 0) >= (this.#failing.has(id) ? 1 : share)) {
         kept.push(entry)
       } else {
-        this.#unwait(entry)
         this.#track(entry.delivery)
       }
     }
@@ -296,21 +293,14 @@ export class WebhookDispatcher {
     this.#giveBack(late, now)
   }
 
-  #unwait ({ delivery }: Waiting): void {
-    const left = this.#waitingBy.get(delivery.subscriptionId)! - 1
-    if (left === 0) this.#waitingBy.delete(delivery.subscriptionId)
-    else this.#waitingBy.set(delivery.subscriptionId, left)
-  }
-
   // Gives back waiting deliveries (already out of #waiting) whose claims
   // surely hold for the write (LEASE_MARGIN_MS and more): due again at once,
   // for a claim here or elsewhere. The others' claims lapse on their own.
   #giveBack (entries: readonly Waiting[], now: number): void {
     const seqs: bigint[] = []
-    for (const entry of entries) {
-      this.#unwait(entry)
-      this.#held.delete(entry.delivery.seq)
-      if (now + LEASE_MARGIN_MS < entry.leaseUntil) seqs.push(entry.delivery.seq)
+    for (const { delivery, claimedAt } of entries) {
+      this.#held.delete(delivery.seq)
+      if (now + LEASE_MARGIN_MS < claimedAt + this.#leaseMs) seqs.push(delivery.seq)
     }
     if (seqs.length === 0) return
     const released = this.#storage.release(seqs).catch(() => {}).finally(() => this.#records.delete(released))
@@ -323,11 +313,11 @@ export class WebhookDispatcher {
   // gone are forgotten.
   #forget (known: ReadonlySet<string>, asked: number): void {
     for (const id of this.#failing) if (!known.has(id)) this.#failing.delete(id)
-    if (this.#waiting.every(({ delivery }) => known.has(delivery.subscriptionId))) return
-    const gone = ({ delivery, claimedAt }: Waiting) => !known.has(delivery.subscriptionId) && claimedAt < asked
-    const given = this.#waiting.filter(gone)
-    this.#waiting = this.#waiting.filter((entry) => !gone(entry))
-    this.#giveBack(given, Date.now())
+    const kept: Waiting[] = []
+    const gone: Waiting[] = []
+    for (const entry of this.#waiting) (!known.has(entry.delivery.subscriptionId) && entry.claimedAt < asked ? gone : kept).push(entry)
+    this.#waiting = kept
+    this.#giveBack(gone, Date.now())
   }
 
   #track (delivery: DueDelivery): void {
