@@ -503,6 +503,30 @@ t.test('claims run ahead: a subscription holds its share in flight and as many w
   t.equal(first.size, 8, 'eight deliveries, each once')
 })
 
+t.test('hanging receivers hold at most twice the concurrency in claimed deliveries, those waiting included', async (t) => {
+  // Six subscriptions, a share of 4 each (concurrency 16), each with ten
+  // deliveries, all to a receiver that never answers: each would hold 8
+  // (48), but the dispatcher holds 32, 16 of them in flight.
+  const storage = new MemoryWebhooks()
+  const hook = await receiver(t, 'hang')
+  for (let s = 1; s <= 6; s++) await storage.subscribe({ id: `sub_${String(s).repeat(32)}`, url: hook.url, secret: `whsec_${'A'.repeat(32)}`, createdAt: new Date().toISOString() }, 100)
+  for (let i = 1; i <= 60; i++) storage.enqueue(BigInt(i), `{"id":${i},"name":"p"}`, Date.now())
+  let claimed = 0
+  const claim = storage.claim.bind(storage)
+  storage.claim = async (options) => {
+    const taken = await claim(options)
+    claimed += taken.length
+    return taken
+  }
+  const dispatcher = new WebhookDispatcher(storage, { ...FAST, timeoutMs: 5000, concurrency: 16 }, Fastify().log, undefined, () => false)
+  dispatcher.start()
+  t.teardown(() => dispatcher.stop())
+  await hook.waitFor(16, 2000)
+  await setTimeout(500)
+  t.equal(hook.received.length, 16, 'the concurrency in flight')
+  t.equal(claimed, 32, 'twice that claimed')
+})
+
 t.test('while requests keep the process busy, claims do not run ahead: the quarter share in flight is all', async (t) => {
   const hook = await receiver(t, 'hang')
   const { claims } = await dispatching(t, hook, 12, {}, () => true)
