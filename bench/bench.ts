@@ -4,10 +4,12 @@
 // quotes.
 // Options: --quick (under a minute), --smoke (a few seconds, for the test),
 // --rounds N, --duration SECONDS, --out FILE, --systems memory,sqlite,…,
-// --profiles DIR (keeps the callgrind profiles there, for callgrind_annotate)
+// --profiles DIR (keeps the callgrind profiles there, for callgrind_annotate,
+// and perf's samples of each system by symbol)
 // Where valgrind is installed, the instructions per create of the CPU-bound
 // systems are counted too (callgrind), a figure the machine's speed does
-// not move.
+// not move; where perf is, their CPU per create is split into the kernel's,
+// Node's own and their JavaScript's (bench/perf-profile.ts).
 import { execFileSync, spawn } from 'node:child_process'
 import type { ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
@@ -22,7 +24,9 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
 import pg from 'pg'
-import { hasCallgrind, hasWrk } from './tools.ts'
+import { CATEGORIES, PERF_HZ, PERF_NODE_OPTIONS, forget, recordPerf, splitPerf } from './perf-profile.ts'
+import type { Category, CpuSplit } from './perf-profile.ts'
+import { hasCallgrind, hasPerf, hasWrk } from './tools.ts'
 
 const { values: args } = parseArgs({
   options: {
@@ -592,6 +596,28 @@ for (const spec of hasValgrind ? specs.filter((s) => counting.includes(s.key)) :
     await stop(system)
   }
 }
+
+// Where a create's CPU goes, sampled by perf at full speed: the same
+// systems, one load of creates to warm each up, then one sampled.
+const sampled: Record<string, { split: CpuSplit, answered: number }> = {}
+const havePerf = hasPerf()
+if (!havePerf) log('bench: perf not installed (or not allowed to sample); no CPU split')
+for (const spec of havePerf ? specs.filter((s) => counting.includes(s.key)) : []) {
+  const system = await launch(spec, { NODE_OPTIONS: PERF_NODE_OPTIONS })
+  const data = join(scratch, `perf-${spec.key}.data`)
+  try {
+    await load(system, 'create')
+    const stopSampling = await recordPerf(system.child.pid!, data)
+    const { answered } = await load(system, 'create')
+    await stopSampling()
+    const split = await splitPerf(data, here('..'), args.profiles && join(args.profiles, `perf.${spec.key}.txt`))
+    sampled[spec.key] = { split, answered }
+    log(`perf: ${spec.name.padEnd(44)} ${Math.round(split.samples * 1e6 / PERF_HZ / answered)} µs sampled per create`)
+  } finally {
+    await stop(system)
+    await forget(system.child.pid!)
+  }
+}
 await rm(scratch, { recursive: true, force: true })
 
 // --- the report --------------------------------------------------------------
@@ -731,6 +757,23 @@ if (Object.keys(instructions).length > 0 || uncounted.length > 0) {
     lines.push(`| ${spec.name} | ${fmt(instructions[spec.key]!)} | ${fmt(instructions[spec.key]! / (instructions.fastify ?? Number.NaN), 2)} |`)
   }
   if (uncounted.length > 0) lines.push('', `No count, as requests failed while counting: ${uncounted.join('; ')}.`)
+}
+
+if (Object.keys(sampled).length > 0) {
+  lines.push('', `### Where a create's CPU goes, sampled by perf: POST /plants (unique ids), ${CONNECTIONS} connections`, '')
+  lines.push(`Each system's threads sampled ${PERF_HZ} times a second of their CPU time by Linux's perf over one ${DURATION} s load of creates, after one as long that warms it up; ` +
+    'Node names its JavaScript for perf (`--perf-basic-prof-only-functions`). Microseconds of CPU per create: in the kernel (syscalls, the network stack, ' +
+    'waking the generator); in JavaScript (the JIT\'s code, and V8\'s builtins it calls: property lookups, Maps, promises); in V8\'s runtime (its C++: JSON, strings); ' +
+    'in its garbage collector; in its JIT compilers; in Node\'s C++ (the HTTP parser, libuv, streams); in shared libraries. Then the largest sources of the JIT\'s code ' +
+    '("unnamed": code perf\'s map does not name). Sampling costs some CPU of its own: the total runs above the CPU time in the first table.', '')
+  lines.push(`| System | sampled µs per create | ${Object.values(CATEGORIES).join(' | ')} | the JIT's code by source, µs |`, `|---|---|${Object.keys(CATEGORIES).map(() => '---|').join('')}---|`)
+  for (const spec of specs.filter((s) => sampled[s.key] !== undefined)) {
+    const { split, answered } = sampled[spec.key]!
+    const us = (samples: number) => fmt(samples * 1e6 / PERF_HZ / answered, 1)
+    const sources = split.sources.slice(0, 5).map(([source, samples]) => `${source} ${us(samples)}`).join(', ')
+    const by = (Object.keys(CATEGORIES) as Category[]).map((category) => us(split.by[category])).join(' | ')
+    lines.push(`| ${spec.name} | ${us(split.samples)} | ${by} | ${sources || '–'} |`)
+  }
 }
 
 lines.push('', '| Target | Measured | Met |', '|---|---|---|')

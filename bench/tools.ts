@@ -17,3 +17,6 @@ export const hasWrk = (): boolean => runs('wrk', ['--version'], [1])
 
 /** valgrind's callgrind, and the command that switches its counting on and off. */
 export const hasCallgrind = (): boolean => runs('valgrind', ['--version']) && runs('callgrind_control', ['-h'])
+
+/** Linux's perf, allowed to sample this user's processes. */
+export const hasPerf = (): boolean => runs('perf', ['record', '-q', '-o', '/dev/null', '--', 'true'])

@@ -7,10 +7,10 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import t from 'tap'
-import { hasCallgrind } from '../bench/tools.ts'
+import { hasCallgrind, hasPerf } from '../bench/tools.ts'
 
 // Eight servers start, are seeded and loaded briefly, four more for the
-// scale curve, and two under valgrind: more than tap's default.
+// scale curve, two under valgrind and two sampled by perf: more than tap's default.
 t.setTimeout(660_000)
 
 t.test('npm run bench -- --smoke runs every system and writes its table', async (t) => {
@@ -38,6 +38,13 @@ t.test('npm run bench -- --smoke runs every system and writes its table', async 
   if (hasCallgrind()) {
     for (const system of ['service, memory store', 'baseline: bare Fastify \\+ Map']) {
       t.match(written, new RegExp(`^\\| ${system} \\| [\\d,]+ \\| [\\d.]+ \\|$`, 'm'), `${system}: instructions per create`)
+    }
+  }
+  // Where a create's CPU goes, where perf may sample (smoke: two systems):
+  // the split's seven parts, and the JIT's code by source.
+  if (hasPerf()) {
+    for (const system of ['service, memory store', 'baseline: bare Fastify \\+ Map']) {
+      t.match(written, new RegExp(`^\\| ${system} \\| [\\d.,]+ \\|( [\\d.,]+ \\|){7} .+ \\|$`, 'm'), `${system}: CPU per create by where it went`)
     }
   }
   // The scale curve: 1 and 2 workers, with the generator's share stated.

@@ -1,0 +1,120 @@
+// Where a request's CPU goes, sampled by Linux's perf: every thread of a
+// server over one load, its JavaScript named through the map Node writes
+// for perf (`--perf-basic-prof-only-functions`). Unlike callgrind's count,
+// it sees the kernel's share (the network stack, the syscalls, waking the
+// client), and it runs at full speed.
+import { execFile, spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { rm, writeFile } from 'node:fs/promises'
+import { basename, relative } from 'node:path'
+import { setTimeout } from 'node:timers/promises'
+import { promisify } from 'node:util'
+
+/** Samples per second of each thread's CPU time: one stands for 1/PERF_HZ s. */
+export const PERF_HZ = 999
+/** What the sampled server's Node needs (NODE_OPTIONS), so that perf can name its JavaScript. */
+export const PERF_NODE_OPTIONS = '--perf-basic-prof-only-functions'
+
+/** Where samples fell, in the order the report shows them. */
+export const CATEGORIES = {
+  kernel: 'kernel',
+  javascript: 'JavaScript',
+  runtime: 'V8 runtime',
+  gc: 'garbage collector',
+  compiler: 'JIT compiler',
+  node: 'Node\'s C++',
+  libraries: 'libraries'
+} as const
+export type Category = keyof typeof CATEGORIES
+
+/** Samples by where they fell. */
+export interface CpuSplit {
+  samples: number
+  by: Record<Category, number>
+  /** The JavaScript's samples (the JIT's code alone) by where its code comes from, largest first. */
+  sources: Array<[string, number]>
+}
+
+// Node's and V8's own code, by symbol: the garbage collector's, the
+// compilers', Node's C++ (HTTP parser, libuv, streams); V8's builtins run
+// for the JavaScript that calls them (property lookups, Map, promises), so
+// they count as JavaScript; the rest is V8's runtime (JSON, strings, calls
+// into C++).
+const GC = /v8::internal::(Heap|Scaveng|MarkCompact|Marking|ConcurrentMarking|MainMarking|Minor|Sweeper|Evacuat|IncrementalMarking|MemoryAllocator|MemoryReducer|ArrayBufferSweeper|GlobalHandles|PagedSpace|SemiSpace|NewSpace|LargeObjectSpace|YoungGeneration|Full|Young|Remembered|SlotSet|Typed)|heap::base|cppgc/
+const COMPILER = /v8::internal::(compiler|maglev|baseline|interpreter|Parser|Compiler|OptimizingCompileDispatcher|Zone|Bytecode|Scanner|AstValue|DeclarationScope|Scope::)|turboshaft/
+const NODE = /^\[\.\] (non-virtual thunk to )?(node::|llhttp|uv_|simdutf|std::.*node::)/
+
+function categoryOf (dso: string, symbol: string, node: string): Category {
+  if (dso.startsWith('[kernel')) return 'kernel'
+  if (dso.startsWith('[JIT]') || /perf-\d+\.map$/.test(dso)) return 'javascript'
+  if (dso !== node) return 'libraries'
+  if (symbol.startsWith('[.] Builtins_')) return 'javascript'
+  if (GC.test(symbol)) return 'gc'
+  if (COMPILER.test(symbol)) return 'compiler'
+  if (NODE.test(symbol)) return 'node'
+  return 'runtime'
+}
+
+/** Starts sampling process `pid`; the function returned stops it, once the file is written. */
+export async function recordPerf (pid: number, file: string): Promise<() => Promise<void>> {
+  const perf = spawn('perf', ['record', '-q', '-F', String(PERF_HZ), '-p', String(pid), '-o', file], { stdio: 'ignore' })
+  const exited = once(perf, 'exit')
+  // (perf starts sampling a moment after it starts: the load waits for it.)
+  await setTimeout(300)
+  return async () => {
+    perf.kill('SIGINT')
+    await exited
+  }
+}
+
+// Where a JavaScript function's code comes from, by the URL perf's map
+// names it with (`JS:*'name file:///…/x.js:1:2`): a package, Node's own
+// modules, or a directory of this repository.
+function sourceOf (symbol: string, root: string): string {
+  const url = /\s((?:file:\/\/|\/|node:)\S*?)(?::\d+:\d+)?$/.exec(symbol)?.[1]
+  if (url === undefined) return 'unnamed'
+  if (url.startsWith('node:')) return 'Node\'s own JavaScript'
+  const path = url.replace(/^file:\/\//, '')
+  const inPackage = /.*\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(path)
+  if (inPackage !== null) return inPackage[1]!
+  const local = relative(root, path)
+  return local.startsWith('..') ? 'unnamed' : local.split('/').slice(0, -1).join('/') || local
+}
+
+/**
+ * What perf recorded in `file`, split by where the samples fell; `root` is
+ * the repository, whose directories name the service's own JavaScript
+ * (dist/lib) and the baselines' (bench/systems). With `report`, the full
+ * list by symbol is written there too. Run before the map of the sampled
+ * process (/tmp/perf-PID.map) is gone: `forget` removes it.
+ */
+export async function splitPerf (file: string, root: string, report?: string): Promise<CpuSplit> {
+  const { stdout } = await promisify(execFile)('perf', ['report', '-i', file, '--no-children', '--sort', 'dso,sym', '-F', 'sample,dso,sym', '--stdio', '-q', '-g', 'none', '-t', '\t'],
+    { maxBuffer: 256 * 1024 * 1024 })
+  const node = basename(process.execPath)
+  const split: CpuSplit = { samples: 0, by: { kernel: 0, javascript: 0, runtime: 0, gc: 0, compiler: 0, node: 0, libraries: 0 }, sources: [] }
+  const sources = new Map<string, number>()
+  const rows: Array<[number, string]> = []
+  for (const line of stdout.split('\n')) {
+    const [count, dso, symbol] = line.split('\t').map((part) => part.trim())
+    const samples = Number(count)
+    if (!Number.isFinite(samples) || dso === undefined || symbol === undefined) continue
+    rows.push([samples, line])
+    split.samples += samples
+    const category = categoryOf(dso, symbol, node)
+    split.by[category] += samples
+    if (category === 'javascript' && !symbol.startsWith('[.] Builtins_')) {
+      const source = sourceOf(symbol, root)
+      sources.set(source, (sources.get(source) ?? 0) + samples)
+    }
+  }
+  split.sources = [...sources].sort((a, b) => b[1] - a[1])
+  // (Largest first: perf lists them by its sort keys.)
+  if (report !== undefined) await writeFile(report, rows.sort((a, b) => b[0] - a[0]).map(([, line]) => line).join('\n') + '\n')
+  return split
+}
+
+/** Removes the map Node wrote for perf. */
+export async function forget (pid: number): Promise<void> {
+  await rm(`/tmp/perf-${pid}.map`, { force: true })
+}
