@@ -100,6 +100,12 @@ interface Running extends SystemSpec {
   receiverUrl?: string
 }
 
+// Where the ids of a launched system's creates start: past those of every
+// system stopped before it, so that a store kept from one launch to the
+// next (PostgreSQL's schema, for the scale curve) takes unique-id creates
+// as new plants rather than replays of earlier ones.
+let usedIds = 10_000_000
+
 // A port the OS has just handed out, so that no other server holds it.
 async function freePort (): Promise<number> {
   const server = createServer().listen(0, '127.0.0.1')
@@ -153,7 +159,7 @@ async function launch (spec: SystemSpec, extraEnv: Record<string, string> = {}):
     if (ready) break
     await setTimeout(50)
   }
-  return { ...spec, url, child, nextId: 10_000_000 }
+  return { ...spec, url, child, nextId: usedIds }
 }
 
 // The receiver runs beside the load generator, so that it takes no CPU
@@ -195,6 +201,7 @@ async function drained (receiverUrl: string): Promise<number> {
 }
 
 async function stop (system: Running): Promise<void> {
+  usedIds = Math.max(usedIds, system.nextId)
   if (system.child.exitCode !== null) return
   system.child.kill('SIGTERM')
   await once(system.child, 'exit')
@@ -482,7 +489,7 @@ try {
   }
 } finally {
   await Promise.all(systems.map(stop))
-  for (const receiver of receivers) receiver.kill('SIGTERM')
+  for (const receiver of receivers.splice(0)) receiver.kill('SIGTERM')
 }
 
 // The scale curve: durable creates with 1 and 2 workers, server and
@@ -602,10 +609,15 @@ for (const spec of hasValgrind ? specs.filter((s) => counting.includes(s.key)) :
 const sampled: Record<string, { split: CpuSplit, answered: number }> = {}
 const havePerf = hasPerf()
 if (!havePerf) log('bench: perf not installed (or not allowed to sample); no CPU split')
-for (const spec of havePerf ? specs.filter((s) => counting.includes(s.key)) : []) {
-  const system = await launch(spec, { NODE_OPTIONS: PERF_NODE_OPTIONS })
+// (The durable stores too, on a fresh SQLite file, where what waits for a
+// disk or a database is no CPU: their split shows the rest.)
+const splitting = [...counting, ...(args.smoke ? [] : ['sqlite', 'sqlite-webhook', 'postgres'])]
+for (const spec of havePerf ? specs.filter((s) => splitting.includes(s.key)) : []) {
+  const fresh: Record<string, string> = spec.env?.DATABASE_URL?.startsWith('file:') ? { DATABASE_URL: `file:${join(scratch, `perf-${spec.key}.db`)}` } : {}
+  const system = await launch(spec, { NODE_OPTIONS: PERF_NODE_OPTIONS, ...fresh })
   const data = join(scratch, `perf-${spec.key}.data`)
   try {
+    if (spec.webhook) await subscribeReceiver(system)
     await load(system, 'create')
     const stopSampling = await recordPerf(system.child.pid!, data)
     const { answered } = await load(system, 'create')
@@ -616,6 +628,7 @@ for (const spec of havePerf ? specs.filter((s) => counting.includes(s.key)) : []
   } finally {
     await stop(system)
     await forget(system.child.pid!)
+    for (const receiver of receivers.splice(0)) receiver.kill('SIGTERM')
   }
 }
 await rm(scratch, { recursive: true, force: true })
@@ -761,11 +774,11 @@ if (Object.keys(instructions).length > 0 || uncounted.length > 0) {
 
 if (Object.keys(sampled).length > 0) {
   lines.push('', `### Where a create's CPU goes, sampled by perf: POST /plants (unique ids), ${CONNECTIONS} connections`, '')
-  lines.push(`Each system's threads sampled ${PERF_HZ} times a second of their CPU time by Linux's perf over one ${DURATION} s load of creates, after one as long that warms it up; ` +
+  lines.push(`Each system's threads sampled ${PERF_HZ} times a second of their CPU time by Linux's perf over one ${DURATION} s load of creates (with a webhook subscriber, until every delivery has arrived), after one as long that warms it up; ` +
     'Node names its JavaScript for perf (`--perf-basic-prof-only-functions`). Microseconds of CPU per create: in the kernel (syscalls, the network stack, ' +
     'waking the generator); in JavaScript (the JIT\'s code, and V8\'s builtins it calls: property lookups, Maps, promises); in V8\'s runtime (its C++: JSON, strings); ' +
-    'in its garbage collector; in its JIT compilers; in Node\'s C++ (the HTTP parser, libuv, streams); in shared libraries. Then the largest sources of the JIT\'s code ' +
-    '("unnamed": code perf\'s map does not name). Sampling costs some CPU of its own: the total runs above the CPU time in the first table.', '')
+    'in its garbage collector; in its JIT compilers; in Node\'s C++ (the HTTP parser, libuv, streams, the SQLite and OpenSSL built into Node); in shared libraries. Then the largest sources of the JIT\'s code ' +
+    '("unnamed": code perf\'s map does not name). PostgreSQL\'s own processes are not in it. Sampling costs some CPU of its own: the total runs above the CPU time in the first table.', '')
   lines.push(`| System | sampled µs per create | ${Object.values(CATEGORIES).join(' | ')} | the JIT's code by source, µs |`, `|---|---|${Object.keys(CATEGORIES).map(() => '---|').join('')}---|`)
   for (const spec of specs.filter((s) => sampled[s.key] !== undefined)) {
     const { split, answered } = sampled[spec.key]!

@@ -36,13 +36,14 @@ export interface CpuSplit {
 }
 
 // Node's and V8's own code, by symbol: the garbage collector's, the
-// compilers', Node's C++ (HTTP parser, libuv, streams); V8's builtins run
+// compilers', Node's C++ (HTTP parser, libuv, streams, and the SQLite and
+// OpenSSL built into it); V8's builtins run
 // for the JavaScript that calls them (property lookups, Map, promises), so
 // they count as JavaScript; the rest is V8's runtime (JSON, strings, calls
 // into C++).
 const GC = /v8::internal::(Heap|Scaveng|MarkCompact|Marking|ConcurrentMarking|MainMarking|Minor|Sweeper|Evacuat|IncrementalMarking|MemoryAllocator|MemoryReducer|ArrayBufferSweeper|GlobalHandles|PagedSpace|SemiSpace|NewSpace|LargeObjectSpace|YoungGeneration|Full|Young|Remembered|SlotSet|Typed)|heap::base|cppgc/
 const COMPILER = /v8::internal::(compiler|maglev|baseline|interpreter|Parser|Compiler|OptimizingCompileDispatcher|Zone|Bytecode|Scanner|AstValue|DeclarationScope|Scope::)|turboshaft/
-const NODE = /^\[\.\] (non-virtual thunk to )?(node::|llhttp|uv_|simdutf|std::.*node::)/
+const NODE = /^\[\.\] (non-virtual thunk to )?(node::|llhttp|uv_|simdutf|std::.*node::|sqlite3|ossl_|OPENSSL_|CRYPTO_|EVP_|HMAC|SHA|sha\d|ares_|nghttp)/
 
 function categoryOf (dso: string, symbol: string, node: string): Category {
   if (dso.startsWith('[kernel')) return 'kernel'
