@@ -159,6 +159,15 @@ async function launch (spec: SystemSpec, extraEnv: Record<string, string> = {}):
     if (ready) break
     await setTimeout(50)
   }
+  // A store kept from one launch to the next must hold no id this launch
+  // will create, or its unique-id creates would be replays.
+  if ((extraEnv.DATABASE_URL ?? spec.env?.DATABASE_URL) === pgUrl) {
+    const largest = await largestPostgresId()
+    if (largest >= usedIds) {
+      child.kill('SIGKILL')
+      throw new Error(`${spec.name}: PostgreSQL already holds id ${largest}, past the first this launch would create (${usedIds})`)
+    }
+  }
   return { ...spec, url, child, nextId: usedIds }
 }
 
@@ -425,6 +434,18 @@ async function postgresBenchUrl (): Promise<string | undefined> {
     return undefined
   } finally {
     await client.end().catch(() => {})
+  }
+}
+
+// The largest plant id in the bench's PostgreSQL schema (0 when empty).
+async function largestPostgresId (): Promise<number> {
+  const client = new pg.Client({ connectionString: pgUrl })
+  await client.connect()
+  try {
+    const { rows } = await client.query<{ largest: string }>('SELECT coalesce(max(id), 0)::text AS largest FROM plants')
+    return Number(rows[0]!.largest)
+  } finally {
+    await client.end()
   }
 }
 
