@@ -24,7 +24,7 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
 import pg from 'pg'
-import { CATEGORIES, PERF_HZ, PERF_NODE_OPTIONS, forget, recordPerf, splitPerf } from './perf-profile.ts'
+import { CATEGORIES, PERF_HZ, PERF_NODE_OPTIONS, forget, microseconds, recordPerf, splitPerf, totalOf } from './perf-profile.ts'
 import type { Category, CpuSplit } from './perf-profile.ts'
 import { hasCallgrind, hasPerf, hasWrk } from './tools.ts'
 
@@ -100,11 +100,9 @@ interface Running extends SystemSpec {
   receiverUrl?: string
 }
 
-// Where the ids of a launched system's creates start: past those of every
-// system stopped before it, so that a store kept from one launch to the
-// next (PostgreSQL's schema, for the scale curve) takes unique-id creates
-// as new plants rather than replays of earlier ones.
-let usedIds = 10_000_000
+// Where the ids of a launched system's creates start (bare Fastify keeps
+// them as numbers: far below 2^53).
+const FIRST_ID = 10_000_000
 
 // A port the OS has just handed out, so that no other server holds it.
 async function freePort (): Promise<number> {
@@ -159,16 +157,11 @@ async function launch (spec: SystemSpec, extraEnv: Record<string, string> = {}):
     if (ready) break
     await setTimeout(50)
   }
-  // A store kept from one launch to the next must hold no id this launch
-  // will create, or its unique-id creates would be replays.
-  if ((extraEnv.DATABASE_URL ?? spec.env?.DATABASE_URL) === pgUrl) {
-    const largest = await largestPostgresId()
-    if (largest >= usedIds) {
-      child.kill('SIGKILL')
-      throw new Error(`${spec.name}: PostgreSQL already holds id ${largest}, past the first this launch would create (${usedIds})`)
-    }
-  }
-  return { ...spec, url, child, nextId: usedIds }
+  // PostgreSQL's schema is kept from one launch to the next (the scale
+  // curve, the perf split): creates start past the ids it holds, or its
+  // unique-id creates would be replays of earlier ones.
+  const onPostgres = (extraEnv.DATABASE_URL ?? spec.env?.DATABASE_URL) === pgUrl
+  return { ...spec, url, child, nextId: onPostgres ? Math.max(FIRST_ID, await largestPostgresId() + 1) : FIRST_ID }
 }
 
 // The receiver runs beside the load generator, so that it takes no CPU
@@ -210,7 +203,6 @@ async function drained (receiverUrl: string): Promise<number> {
 }
 
 async function stop (system: Running): Promise<void> {
-  usedIds = Math.max(usedIds, system.nextId)
   if (system.child.exitCode !== null) return
   system.child.kill('SIGTERM')
   await once(system.child, 'exit')
@@ -421,32 +413,31 @@ async function rssMb (pid: number): Promise<number> {
   return Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024
 }
 
-async function postgresBenchUrl (): Promise<string | undefined> {
-  const client = new pg.Client({ connectionString: POSTGRES_URL, connectionTimeoutMillis: 3000 })
+// Runs `use` on a connection of its own to `url`, closed after.
+async function withPostgres<T> (url: string, use: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3000 })
   try {
     await client.connect()
-    await client.query('DROP SCHEMA IF EXISTS plant_store_bench CASCADE')
-    await client.query('CREATE SCHEMA plant_store_bench')
-    const url = new URL(POSTGRES_URL)
-    url.searchParams.set('options', '-c search_path=plant_store_bench')
-    return url.toString()
-  } catch {
-    return undefined
+    return await use(client)
   } finally {
     await client.end().catch(() => {})
   }
 }
 
+async function postgresBenchUrl (): Promise<string | undefined> {
+  return withPostgres(POSTGRES_URL, async (client) => {
+    await client.query('DROP SCHEMA IF EXISTS plant_store_bench CASCADE')
+    await client.query('CREATE SCHEMA plant_store_bench')
+    const url = new URL(POSTGRES_URL)
+    url.searchParams.set('options', '-c search_path=plant_store_bench')
+    return url.toString()
+  }).catch(() => undefined)
+}
+
 // The largest plant id in the bench's PostgreSQL schema (0 when empty).
 async function largestPostgresId (): Promise<number> {
-  const client = new pg.Client({ connectionString: pgUrl })
-  await client.connect()
-  try {
-    const { rows } = await client.query<{ largest: string }>('SELECT coalesce(max(id), 0)::text AS largest FROM plants')
-    return Number(rows[0]!.largest)
-  } finally {
-    await client.end()
-  }
+  const { rows } = await withPostgres(pgUrl!, (client) => client.query<{ largest: string }>('SELECT coalesce(max(id), 0)::text AS largest FROM plants'))
+  return Number(rows[0]!.largest)
 }
 
 // --- the run ---------------------------------------------------------------
@@ -645,7 +636,7 @@ for (const spec of havePerf ? specs.filter((s) => splitting.includes(s.key)) : [
     await stopSampling()
     const split = await splitPerf(data, here('..'), args.profiles && join(args.profiles, `perf.${spec.key}.txt`))
     sampled[spec.key] = { split, answered }
-    log(`perf: ${spec.name.padEnd(44)} ${Math.round(split.samples * 1e6 / PERF_HZ / answered)} µs sampled per create`)
+    log(`perf: ${spec.name.padEnd(44)} ${Math.round(microseconds(totalOf(split), answered))} µs sampled per create`)
   } finally {
     await stop(system)
     await forget(system.child.pid!)
@@ -803,10 +794,10 @@ if (Object.keys(sampled).length > 0) {
   lines.push(`| System | sampled µs per create | ${Object.values(CATEGORIES).join(' | ')} | the JIT's code by source, µs |`, `|---|---|${Object.keys(CATEGORIES).map(() => '---|').join('')}---|`)
   for (const spec of specs.filter((s) => sampled[s.key] !== undefined)) {
     const { split, answered } = sampled[spec.key]!
-    const us = (samples: number) => fmt(samples * 1e6 / PERF_HZ / answered, 1)
+    const us = (samples: number) => fmt(microseconds(samples, answered), 1)
     const sources = split.sources.slice(0, 5).map(([source, samples]) => `${source} ${us(samples)}`).join(', ')
     const by = (Object.keys(CATEGORIES) as Category[]).map((category) => us(split.by[category])).join(' | ')
-    lines.push(`| ${spec.name} | ${us(split.samples)} | ${by} | ${sources || '–'} |`)
+    lines.push(`| ${spec.name} | ${us(totalOf(split))} | ${by} | ${sources || '–'} |`)
   }
 }
 

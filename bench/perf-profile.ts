@@ -29,7 +29,6 @@ export type Category = keyof typeof CATEGORIES
 
 /** Samples by where they fell. */
 export interface CpuSplit {
-  samples: number
   by: Record<Category, number>
   /** The JavaScript's samples (the JIT's code alone) by where its code comes from, largest first. */
   sources: Array<[string, number]>
@@ -54,6 +53,16 @@ function categoryOf (dso: string, symbol: string, node: string): Category {
   if (COMPILER.test(symbol)) return 'compiler'
   if (NODE.test(symbol)) return 'node'
   return 'runtime'
+}
+
+/** Every sample of a split. */
+export function totalOf ({ by }: CpuSplit): number {
+  return Object.values(by).reduce((sum, samples) => sum + samples, 0)
+}
+
+/** Samples as microseconds of CPU per request, over `requests` requests. */
+export function microseconds (samples: number, requests: number): number {
+  return samples * 1e6 / PERF_HZ / requests
 }
 
 /** Starts sampling process `pid`; the function returned stops it, once the file is written. */
@@ -93,7 +102,7 @@ export async function splitPerf (file: string, root: string, report?: string): P
   const { stdout } = await promisify(execFile)('perf', ['report', '-i', file, '--no-children', '--sort', 'dso,sym', '-F', 'sample,dso,sym', '--stdio', '-q', '-g', 'none', '-t', '\t'],
     { maxBuffer: 256 * 1024 * 1024 })
   const node = basename(process.execPath)
-  const split: CpuSplit = { samples: 0, by: { kernel: 0, javascript: 0, runtime: 0, gc: 0, compiler: 0, node: 0, libraries: 0 }, sources: [] }
+  const split: CpuSplit = { by: { kernel: 0, javascript: 0, runtime: 0, gc: 0, compiler: 0, node: 0, libraries: 0 }, sources: [] }
   const sources = new Map<string, number>()
   const rows: Array<[number, string]> = []
   for (const line of stdout.split('\n')) {
@@ -101,7 +110,6 @@ export async function splitPerf (file: string, root: string, report?: string): P
     const samples = Number(count)
     if (!Number.isFinite(samples) || dso === undefined || symbol === undefined) continue
     rows.push([samples, line])
-    split.samples += samples
     const category = categoryOf(dso, symbol, node)
     split.by[category] += samples
     if (category === 'javascript' && !symbol.startsWith('[.] Builtins_')) {
