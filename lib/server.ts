@@ -9,7 +9,7 @@ import closeWithGrace from 'close-with-grace'
 import Fastify, { LogController } from 'fastify'
 import { pino } from 'pino'
 import { Registry, collectDefaultMetrics } from 'prom-client'
-import type { FastifyBaseLogger } from 'fastify'
+import type { FastifyBaseLogger, FastifyServerOptions } from 'fastify'
 import { ConfigError, loadConfig, usage } from './config.ts'
 import type { ServerConfig } from './config.ts'
 import { TokenFileError, generatedToken } from './generated-token.ts'
@@ -19,6 +19,15 @@ import plantStore from './plugin.ts'
 import { COLLECT, COLLECTED, STOP, clusterMetrics, runPrimary } from './primary.ts'
 import type { ClusterMessage } from './primary.ts'
 import { redactedUrl, sqlitePath } from './stores/open-store.ts'
+import { createSerializerCompiler } from './serialization.ts'
+import { createValidatorCompiler } from './validation.ts'
+
+// (Fastify types these factories as its compiler packages' own; the
+// compilers they make take what Fastify passes every compiler.)
+const PLUGIN_COMPILERS = {
+  buildValidator: () => createValidatorCompiler(),
+  buildSerializer: () => createSerializerCompiler()
+} as unknown as NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>
 
 function fail (message: string): never {
   process.stderr.write(`plant-store: ${message}\n`)
@@ -135,7 +144,10 @@ async function serve (): Promise<void> {
     // cannot pick the address it is counted under.
     trustProxy: config.trustProxy,
     // One line per request, written below once the answer is sent.
-    logController: new LogController({ disableRequestLogging: true })
+    logController: new LogController({ disableRequestLogging: true }),
+    // The plugin's compilers outside it too (no route out there has a
+    // schema now): Fastify then loads no compiler package of its own.
+    schemaController: { compilersFactory: PLUGIN_COMPILERS }
   })
 
   guardEdge(app, limits)

@@ -6,59 +6,75 @@
 // - every string is text: no NUL (PostgreSQL's text cannot hold it) and no
 //   unpaired surrogate (UTF-8 cannot), so that what is acknowledged is what
 //   every store keeps and every read returns.
-import { Ajv2020 } from 'ajv/dist/2020.js'
-import type { FuncKeywordDefinition, SchemaValidateFunction } from 'ajv'
+// The keywords generate code that calls validation-rules.ts, rather than
+// being called back, so that Ajv can write validators out as a module: the
+// spec's own are compiled ahead by `npm run generate` (request-check.ts),
+// and a start compiles only a schema that is not among them.
+import { Ajv2020, _ } from 'ajv/dist/2020.js'
+import type { CodeKeywordDefinition, KeywordCxt, Options, ValidateFunction } from 'ajv'
 import addFormatsModule from 'ajv-formats'
 import type { FastifySchemaCompiler } from 'fastify'
 import { compileOnce, schemaKey } from './compile-once.ts'
-import { INT64_MESSAGE, isInt64Schema, toInt64 } from './int64.ts'
+import { INT64_MESSAGE, isInt64Schema } from './int64.ts'
+import { REQUEST_CHECKS } from './request-check.ts'
+import * as rules from './validation-rules.ts'
 
 // ajv-formats is CommonJS; its default export arrives wrapped.
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default
 
-const TEXT_MESSAGE = 'must be Unicode text without NUL characters (U+0000) or unpaired surrogates (U+D800 to U+DFFF)'
+// A rule of validation-rules.ts as the validator's code calls it; in a
+// module written out, by that module's import of it as `rules`.
+function rule (cxt: KeywordCxt, name: keyof typeof rules) {
+  return cxt.gen.scopeValue('keyword', { key: name, ref: rules[name], code: _`rules[${name}]` })
+}
 
-function int64Keyword (fromText: boolean): FuncKeywordDefinition {
-  const validate: SchemaValidateFunction = (_schema, data, _parentSchema, cxt) => {
-    const value = toInt64(data, fromText)
-    if (value === undefined) {
-      validate.errors = [{ keyword: 'int64', message: INT64_MESSAGE, params: {} }]
-      return false
+// The value read replaces what was sent (a bigint for an int64's digits, a
+// number for an integer's), in its parent and for the keywords after.
+function replaceData (cxt: KeywordCxt, value: ReturnType<KeywordCxt['gen']['const']>) {
+  const { gen, data, it } = cxt
+  if (it.dataLevel === 0) return
+  gen.assign(_`${it.parentData}[${it.parentDataProperty}]`, value)
+  gen.assign(data, _`${it.parentData}[${it.parentDataProperty}]`)
+}
+
+function int64Keyword (fromText: boolean): CodeKeywordDefinition {
+  return {
+    keyword: 'x-int64',
+    schemaType: 'boolean',
+    error: { message: INT64_MESSAGE },
+    code (cxt) {
+      const value = cxt.gen.const('int64', _`${rule(cxt, fromText ? 'int64FromText' : 'int64FromJson')}(${cxt.data})`)
+      cxt.gen.if(_`${value} === undefined`, () => cxt.error(), () => replaceData(cxt, value))
     }
-    if (cxt !== undefined) (cxt.parentData as Record<string | number, unknown>)[cxt.parentDataProperty] = value
-    return true
   }
-  return { keyword: 'x-int64', modifying: true, errors: true, schemaType: 'boolean', validate }
 }
 
-// Integers (other than int64s) in a path, query or header: decimal digits
-// only, so that `0x10`, `1e2`, `+5` or ` 5` are not read as numbers the
-// client did not write. Ajv's coercion would take them; this keyword
-// reads the text itself, and checks the bounds it replaces.
+// Integers (other than int64s) in a path, query or header: their text is
+// read by validation-rules.ts, which checks the bounds this replaces.
 interface IntegerBounds { minimum?: number, maximum?: number }
-const INTEGER_TEXT = /^-?\d{1,15}$/
-
-const validateInteger: SchemaValidateFunction = (bounds: IntegerBounds, data: unknown, _parentSchema, cxt) => {
-  const value = typeof data === 'number' ? data : typeof data === 'string' && INTEGER_TEXT.test(data) ? Number(data) : Number.NaN
-  let message: string | undefined
-  if (!Number.isSafeInteger(value)) message = 'must be integer'
-  else if (bounds.minimum !== undefined && value < bounds.minimum) message = `must be >= ${bounds.minimum}`
-  else if (bounds.maximum !== undefined && value > bounds.maximum) message = `must be <= ${bounds.maximum}`
-  if (message !== undefined) {
-    validateInteger.errors = [{ keyword: 'integer', message, params: {} }]
-    return false
+const integerKeyword: CodeKeywordDefinition = {
+  keyword: 'x-integer',
+  schemaType: 'object',
+  error: { message: ({ params }) => _`${params.problem}`, params: () => _`{}` },
+  code (cxt) {
+    const { minimum = null, maximum = null } = cxt.schema as IntegerBounds
+    const value = cxt.gen.const('integer', _`${rule(cxt, 'integerFromText')}(${cxt.data}, ${minimum}, ${maximum})`)
+    cxt.gen.if(_`typeof ${value} === "string"`, () => {
+      cxt.setParams({ problem: value })
+      cxt.error()
+    }, () => replaceData(cxt, value))
   }
-  if (cxt !== undefined) (cxt.parentData as Record<string | number, unknown>)[cxt.parentDataProperty] = value
-  return true
 }
-const integerKeyword: FuncKeywordDefinition = { keyword: 'x-integer', modifying: true, errors: true, schemaType: 'object', validate: validateInteger }
 
-const validateText: SchemaValidateFunction = (_schema: boolean, data: string) => {
-  if (data.isWellFormed() && !data.includes('\0')) return true
-  validateText.errors = [{ keyword: 'text', message: TEXT_MESSAGE, params: {} }]
-  return false
+const textKeyword: CodeKeywordDefinition = {
+  keyword: 'x-text',
+  type: 'string',
+  schemaType: 'boolean',
+  error: { message: rules.TEXT_MESSAGE },
+  code (cxt) {
+    cxt.fail(_`!${rule(cxt, 'isText')}(${cxt.data})`)
+  }
 }
-const textKeyword: FuncKeywordDefinition = { keyword: 'x-text', type: 'string', schemaType: 'boolean', errors: true, validate: validateText }
 
 /**
  * The schema as the validator applies it: int64 integers checked by
@@ -82,7 +98,8 @@ function prepareSchema (schema: unknown, fromText = false): unknown {
   return copy
 }
 
-function createAjv (coerce: boolean) {
+/** The Ajv that validates bodies (strict) or text (coerced); `code` when its validators are to be written out. */
+export function createAjv (coerce: boolean, code?: Options['code']): Ajv2020 {
   const ajv = new Ajv2020({
     coerceTypes: coerce ? 'array' : false,
     useDefaults: true,
@@ -92,7 +109,11 @@ function createAjv (coerce: boolean) {
     // Only the spec's schemas come here, and test/spec.test.ts checks each
     // of them against Ajv's meta-schema (Redocly lints them too): checking
     // them again at every start-up would cost the meta-schema's compile.
-    validateSchema: false
+    validateSchema: false,
+    // Unoptimized: the optimizer puts a member read once in place of its
+    // variable and drops the declaration, leaving the keywords' assignment
+    // to an undeclared name (an error in a module's strict code).
+    code: { ...code, optimize: false }
   })
   addFormats(ajv)
   ajv.addKeyword(int64Keyword(coerce))
@@ -101,11 +122,26 @@ function createAjv (coerce: boolean) {
   return ajv
 }
 
-/** A validator compiler for one plugin instance: strict bodies, coerced parameters. */
-export function createValidatorCompiler (): FastifySchemaCompiler<unknown> {
-  const strict = createAjv(false)
-  const coercing = createAjv(true)
+/** What a schema, as prepared for the validator, is compiled ahead under (request-check.ts). */
+export function checkKey (coerce: boolean, prepared: unknown): string {
+  return `${coerce ? 'coerced' : 'body'} ${schemaKey(prepared)}`
+}
+
+/**
+ * A validator compiler for one plugin instance: strict bodies, coerced
+ * parameters. A schema compiled ahead (`ahead`, by its checkKey) is not
+ * compiled again; Ajv is set up only for one that is not.
+ */
+export function createValidatorCompiler (ahead: ReadonlyMap<string, ValidateFunction> = REQUEST_CHECKS): FastifySchemaCompiler<unknown> {
+  let strict: Ajv2020 | undefined
+  let coercing: Ajv2020 | undefined
   return compileOnce(
     ({ schema, httpPart }) => `${httpPart === 'body' ? 'body' : 'coerced'} ${schemaKey(schema)}`,
-    ({ schema, httpPart }) => httpPart === 'body' ? strict.compile(prepareSchema(schema) as object) : coercing.compile(prepareSchema(schema, true) as object))
+    ({ schema, httpPart }) => {
+      const coerce = httpPart !== 'body'
+      const prepared = prepareSchema(schema, coerce) as object
+      const compiled = ahead.get(checkKey(coerce, prepared))
+      if (compiled !== undefined) return compiled
+      return coerce ? (coercing ??= createAjv(true)).compile(prepared) : (strict ??= createAjv(false)).compile(prepared)
+    })
 }

@@ -10,11 +10,14 @@
 // - lib/config-check.ts: the check of the server's environment, compiled
 //   ahead from lib/config.ts's declaration (Ajv standalone code), so that
 //   no start compiles it;
+// - lib/request-check.ts: the validators of the spec's requests, as the
+//   plugin compiles them (lib/validation.ts), compiled ahead the same way;
 // - the configuration table of README.md (from lib/config.ts).
 // `--check` exits 1, naming the file, when a committed one no longer matches.
+import { execFileSync } from 'node:child_process'
 import { readFile, writeFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
-import { pathToFileURL } from 'node:url'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 import { Ajv } from 'ajv'
 import standalone from 'ajv/dist/standalone/index.js'
 import ucs2length from 'ajv/dist/runtime/ucs2length.js'
@@ -124,6 +127,76 @@ export function generateConfigCheck (): string {
 
 const runtimeHelpers = new Map<string, (...args: never[]) => unknown>([['ajv/dist/runtime/ucs2length', ucs2length.default]])
 
+/**
+ * The validators the plugin compiles for the spec's requests, written out.
+ * Made in a process of its own, so that it reads the spec and the code as
+ * they are on disk now (this one has loaded them already).
+ */
+export function generateRequestCheck (): string {
+  return execFileSync(process.execPath, [fileURLToPath(import.meta.url), '--request-check'], { encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 })
+}
+
+async function writeOutRequestChecks (): Promise<string> {
+  const { Ajv2020, _ } = await import('ajv/dist/2020.js')
+  const { REQUEST_CHECKS } = await import('../lib/request-check.ts')
+  const { checkKey, createAjv } = await import('../lib/validation.ts')
+  const { default: plantStore } = await import('../lib/plugin.ts')
+  const { default: Fastify } = await import('fastify')
+  // The plugin compiles every schema it validates with (none is found
+  // ahead once the map is empty); each is caught on its way through Ajv.
+  REQUEST_CHECKS.clear()
+  const schemas = new Map<string, { coerce: boolean, schema: object }>()
+  const compile = Ajv2020.prototype.compile
+  Ajv2020.prototype.compile = function (this: InstanceType<typeof Ajv2020>, schema: object, meta?: boolean) {
+    // (Ajv compiles a schema's parts on its own too: only whole ones count.)
+    if ((schema as { $id?: unknown }).$id === undefined) {
+      const coerce = this.opts.coerceTypes === 'array'
+      schemas.set(checkKey(coerce, schema), { coerce, schema })
+    }
+    return compile.call(this, schema, meta)
+  } as typeof compile
+  const app = Fastify()
+  try {
+    await app.register(plantStore, { tokens: ['a token of no use'], database: 'memory:' })
+    await app.ready()
+  } finally {
+    Ajv2020.prototype.compile = compile
+    await app.close()
+  }
+  // One module from two Ajvs (strict, coercing), each one's code in a
+  // function of its own: both name their functions alike.
+  const imports = new Map<string, string>()
+  const entries: string[] = []
+  const parts = [false, true].map((coerce) => {
+    const ajv = createAjv(coerce, { source: true, formats: _`formats.fullFormats` })
+    const mine = [...schemas].filter(([, schema]) => schema.coerce === coerce)
+    const exported = Object.fromEntries(mine.map(([key, { schema }], i) => {
+      entries.push(`  [${JSON.stringify(key)}, ${coerce ? 'coercing' : 'strict'}.v${i}]`)
+      ajv.addSchema(schema, `v${i}`)
+      return [`v${i}`, `v${i}`]
+    }))
+    const code = standalone.default(ajv, exported).replace(/require\("([^"]+)"\)/g, (_match, name: string) => {
+      if (!imports.has(name)) imports.set(name, `helper${imports.size}`)
+      return imports.get(name)!
+    })
+    return `const ${coerce ? 'coercing' : 'strict'} = (() => {\n  const exports = {}\n  ${code}\n  return exports\n})()`
+  })
+  return [
+    '// @ts-nocheck',
+    '// Generated from spec/plant-store.yaml, as lib/validation.ts compiles its',
+    '// requests\' schemas, by `npm run generate` (Ajv standalone code); do not edit.',
+    'import formats from \'ajv-formats/dist/formats.js\'',
+    'import * as rules from \'./validation-rules.ts\'',
+    ...[...imports].map(([name, as]) => `import ${as} from '${name}.js'`),
+    '',
+    ...parts,
+    '',
+    '/** The validators, by what validation.ts looks them up by (checkKey). */',
+    `export const REQUEST_CHECKS = new Map([\n${entries.join(',\n')}\n])`,
+    ''
+  ].join('\n')
+}
+
 const TABLE_START = '<!-- configuration: generated from lib/config.ts by `npm run generate` -->'
 const TABLE_END = '<!-- /configuration -->'
 
@@ -143,10 +216,13 @@ export const derived: Array<{ file: URL, make: () => Promise<string> }> = [
   { file: new URL('../lib/spec-document.ts', import.meta.url), make: generateSpecDocument },
   { file: new URL('../lib/openapi-31-check.ts', import.meta.url), make: generateOpenApiCheck },
   { file: new URL('../lib/config-check.ts', import.meta.url), make: async () => generateConfigCheck() },
+  { file: new URL('../lib/request-check.ts', import.meta.url), make: async () => generateRequestCheck() },
   { file: README, make: async () => generateReadme(await readFile(README, 'utf8')) }
 ]
 
-if (import.meta.main) {
+if (import.meta.main && process.argv.includes('--request-check')) {
+  process.stdout.write(await writeOutRequestChecks())
+} else if (import.meta.main) {
   const check = process.argv.includes('--check')
   let stale = false
   for (const { file, make } of derived) {

@@ -1,12 +1,14 @@
 // The plugin's validator and serializer compilers compile each distinct
 // schema once: the spec's routes repeat a few (the Error answers, the id
 // parameter), and compiling every copy was most of the start-up.
+import { isDeepStrictEqual } from 'node:util'
 import { Ajv2020 } from 'ajv/dist/2020.js'
 import Fastify from 'fastify'
 import t from 'tap'
 import plantStore from '../lib/plugin.ts'
 import { createSerializerCompiler } from '../lib/serialization.ts'
-import { createValidatorCompiler } from '../lib/validation.ts'
+import { REQUEST_CHECKS } from '../lib/request-check.ts'
+import { createAjv, createValidatorCompiler } from '../lib/validation.ts'
 
 const ERROR = { type: 'object', required: ['error', 'message'], properties: { error: { type: 'integer' }, message: { type: 'string' } } }
 const ID = { type: 'object', properties: { id: { type: 'integer', format: 'int64', minimum: -(2n ** 63n), maximum: 2n ** 63n - 1n } } }
@@ -34,22 +36,67 @@ t.test('a validator per distinct schema and part, the same for copies of it', as
   t.notOk(body({ id: '12' }), 'a body\'s string is no int64')
 })
 
-t.test('registering the plugin compiles each distinct route schema once', async (t) => {
+t.test('registering the plugin compiles no route schema: the spec\'s are compiled ahead', async (t) => {
   const schemas: string[] = []
   const compile = Ajv2020.prototype.compile
   t.teardown(() => { Ajv2020.prototype.compile = compile })
   Ajv2020.prototype.compile = function (this: Ajv2020, schema: unknown, meta?: boolean) {
-    if ((schema as { $id?: unknown })?.$id === undefined) schemas.push(JSON.stringify(schema, (_key, value: unknown) => typeof value === 'bigint' ? String(value) : value))
+    schemas.push(JSON.stringify(schema, (_key, value: unknown) => typeof value === 'bigint' ? String(value) : value))
     return compile.call(this, schema as object, meta)
   } as typeof compile
   const app = Fastify()
-  let routes = 0
-  app.addHook('onRoute', () => { routes++ })
-  await app.register(plantStore, { tokens: ['token'], database: 'memory:', docs: false })
+  const validated: string[] = []
+  app.addHook('onRoute', ({ method, url, schema }) => {
+    if (schema?.body || schema?.params || schema?.querystring) validated.push(`${String(method)} ${url}`)
+  })
+  await app.register(plantStore, { tokens: ['token'], database: 'memory:' })
   await app.ready()
   await app.close()
-  t.ok(routes > 10, `${routes} routes`)
-  t.ok(schemas.length > 0, `${schemas.length} route schemas compiled`)
-  // Ajv compiles a schema's parts on its own too: only whole route schemas count.
-  t.equal(new Set(schemas).size, schemas.length, 'none twice')
+  t.ok(validated.length >= 7, `${validated.length} routes validate a part of their requests`)
+  t.same(schemas, [], 'Ajv compiled nothing')
+  t.equal(REQUEST_CHECKS.size, 7, 'seven distinct request schemas, compiled ahead')
 })
+
+t.test('a schema not compiled ahead is compiled once, as before', async (t) => {
+  let compiled = 0
+  const compile = Ajv2020.prototype.compile
+  t.teardown(() => { Ajv2020.prototype.compile = compile })
+  Ajv2020.prototype.compile = function (this: Ajv2020, schema: unknown, meta?: boolean) {
+    if ((schema as { $id?: unknown }).$id === undefined) compiled++
+    return compile.call(this, schema as object, meta)
+  } as typeof compile
+  const validate = createValidatorCompiler(new Map())
+  const params = validate({ schema: structuredClone(ID), method: 'GET', url: '/plants/:id', httpPart: 'params' })
+  validate({ schema: structuredClone(ID), method: 'DELETE', url: '/plants/:id', httpPart: 'params' })
+  t.equal(compiled, 1)
+  const data = { id: '9223372036854775807' }
+  t.ok(params(data))
+  t.same(data, { id: 2n ** 63n - 1n })
+})
+
+// What a request may hold, good and bad, for every request schema's parts.
+const TEXTS = ['', 'Fern', 'x'.repeat(257), 'a\0b', '\uD800', 'sub_' + 'a'.repeat(32), 'msg_12', 'msg_0', '12', '0', '-1', '1001', '0x10', '1e2', '+5', ' 5', '9223372036854775807', '9223372036854775808', '-9223372036854775808', 'https://example.com/hook', 'not a url']
+const VALUES: unknown[] = [...TEXTS, undefined, null, true, 12, 0, 1.5, 2n ** 63n - 1n, 2n ** 63n, -(2n ** 63n), 2 ** 53, [], {}, ['12'], [12n]]
+
+t.test('the validators compiled ahead judge every request as Ajv compiling the schema now does', async (t) => {
+  t.ok(REQUEST_CHECKS.size > 0)
+  for (const [key, ahead] of REQUEST_CHECKS) {
+    const coerce = key.startsWith('coerced ')
+    const schema = JSON.parse(key.slice(key.indexOf(' ') + 1)) as { properties?: Record<string, unknown>, allOf?: Array<{ properties?: Record<string, unknown> }> }
+    const now = createAjv(coerce).compile(schema)
+    const names = Object.keys(schema.properties ?? Object.assign({}, ...(schema.allOf ?? []).map((part) => part.properties)))
+    const cases: Array<Record<string, unknown>> = [{}]
+    for (const name of names) for (const value of VALUES) cases.push(Object.fromEntries(names.map((other) => [other, other === name ? value : (coerce ? '1' : 'Fern')])))
+    let differences = 0
+    for (const data of cases) {
+      const a = structuredClone(data)
+      const b = structuredClone(data)
+      const verdict = ahead(a)
+      if (verdict !== now(b) || !isDeepStrictEqual(a, b) || !isDeepStrictEqual(ahead.errors?.map(shown), now.errors?.map(shown))) differences++
+    }
+    t.equal(differences, 0, `${key.slice(0, 60)}…: ${cases.length} requests judged alike`)
+  }
+})
+
+// What a client is shown of an error (Fastify's message is built from these).
+const shown = ({ instancePath, message }: { instancePath: string, message?: string }) => ({ instancePath, message })
