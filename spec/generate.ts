@@ -12,6 +12,9 @@
 //   no start compiles it;
 // - lib/request-check.ts: the validators of the spec's requests, as the
 //   plugin compiles them (lib/validation.ts), compiled ahead the same way;
+// - lib/response-serializers.ts: the serializers of the spec's answers, as
+//   the plugin compiles them (lib/serialization.ts), compiled ahead in
+//   fast-json-stringify's standalone mode;
 // - the configuration table of README.md (from lib/config.ts).
 // `--check` exits 1, naming the file, when a committed one no longer matches.
 import { execFileSync } from 'node:child_process'
@@ -133,7 +136,66 @@ const runtimeHelpers = new Map<string, (...args: never[]) => unknown>([['ajv/dis
  * they are on disk now (this one has loaded them already).
  */
 export function generateRequestCheck (): string {
-  return execFileSync(process.execPath, [fileURLToPath(import.meta.url), '--request-check'], { encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 })
+  return aside('--request-check')
+}
+
+/** The serializers the plugin compiles for the spec's answers, written out (in a process of its own, as above). */
+export function generateResponseSerializers (): string {
+  return aside('--response-serializers')
+}
+
+// This file's output with `flag`, from a process of its own.
+function aside (flag: string): string {
+  return execFileSync(process.execPath, [fileURLToPath(import.meta.url), flag], { encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 })
+}
+
+async function writeOutResponseSerializers (): Promise<string> {
+  const require = createRequire(import.meta.url)
+  type Compilers = typeof import('@fastify/fast-json-stringify-compiler')
+  const compilers = require('@fastify/fast-json-stringify-compiler') as { -readonly [K in keyof Compilers]: Compilers[K] }
+  const { RESPONSE_SERIALIZERS } = await import('../lib/response-serializers.ts')
+  const { schemaKey } = await import('../lib/compile-once.ts')
+  const { default: plantStore } = await import('../lib/plugin.ts')
+  const { default: Fastify } = await import('fastify')
+  // The plugin compiles every answer schema (none is found ahead once the
+  // map is empty), through the package's selector, which is wrapped to
+  // write each one's code out through the package's standalone mode.
+  RESPONSE_SERIALIZERS.clear()
+  const written = new Map<string, string>()
+  const { SerializerSelector } = compilers
+  compilers.SerializerSelector = () => compilers.StandaloneSerializer({
+    readMode: false,
+    storeFunction (route, code) { written.set(schemaKey(route.schema), code) }
+  }) as unknown as ReturnType<typeof SerializerSelector>
+  const app = Fastify()
+  try {
+    await app.register(plantStore, { tokens: ['a token of no use'], database: 'memory:' })
+    await app.ready()
+  } finally {
+    compilers.SerializerSelector = SerializerSelector
+    await app.close()
+  }
+  const imports = new Map<string, string>()
+  const entries = [...written].map(([key, code]) => {
+    // (Each one's CommonJS module, as an expression: what it would export.)
+    const body = code.replace(/require\('([^']+)'\)/g, (_match, name: string) => {
+      if (!imports.has(name)) imports.set(name, `helper${imports.size}`)
+      return imports.get(name)!
+    }).replace(/module\.exports = /, 'return ')
+    if (body.includes('require(') || body.includes('module.exports')) throw new Error(`the serializer of ${key} is not a module this can write out`)
+    return `  [${JSON.stringify(key)}, (() => {${body}})()]`
+  })
+  return [
+    '// @ts-nocheck',
+    '// Generated from spec/plant-store.yaml, as lib/serialization.ts compiles its',
+    '// answers\' schemas, by `npm run generate` (fast-json-stringify\'s standalone',
+    '// code); do not edit.',
+    ...[...imports].map(([name, as]) => `import ${as} from '${name}.js'`),
+    '',
+    '/** The serializers, by their schema\'s key (compile-once.ts). */',
+    `export const RESPONSE_SERIALIZERS = new Map([\n${entries.join(',\n')}\n])`,
+    ''
+  ].join('\n')
 }
 
 async function writeOutRequestChecks (): Promise<string> {
@@ -217,11 +279,14 @@ export const derived: Array<{ file: URL, make: () => Promise<string> }> = [
   { file: new URL('../lib/openapi-31-check.ts', import.meta.url), make: generateOpenApiCheck },
   { file: new URL('../lib/config-check.ts', import.meta.url), make: async () => generateConfigCheck() },
   { file: new URL('../lib/request-check.ts', import.meta.url), make: async () => generateRequestCheck() },
+  { file: new URL('../lib/response-serializers.ts', import.meta.url), make: async () => generateResponseSerializers() },
   { file: README, make: async () => generateReadme(await readFile(README, 'utf8')) }
 ]
 
 if (import.meta.main && process.argv.includes('--request-check')) {
   process.stdout.write(await writeOutRequestChecks())
+} else if (import.meta.main && process.argv.includes('--response-serializers')) {
+  process.stdout.write(await writeOutResponseSerializers())
 } else if (import.meta.main) {
   const check = process.argv.includes('--check')
   let stale = false

@@ -1,6 +1,7 @@
 // The plugin's validator and serializer compilers compile each distinct
 // schema once: the spec's routes repeat a few (the Error answers, the id
 // parameter), and compiling every copy was most of the start-up.
+import { createRequire } from 'node:module'
 import { isDeepStrictEqual } from 'node:util'
 import { Ajv2020 } from 'ajv/dist/2020.js'
 import Fastify from 'fastify'
@@ -8,6 +9,7 @@ import t from 'tap'
 import plantStore from '../lib/plugin.ts'
 import { createSerializerCompiler } from '../lib/serialization.ts'
 import { REQUEST_CHECKS } from '../lib/request-check.ts'
+import { RESPONSE_SERIALIZERS } from '../lib/response-serializers.ts'
 import { createAjv, createValidatorCompiler } from '../lib/validation.ts'
 
 const ERROR = { type: 'object', required: ['error', 'message'], properties: { error: { type: 'integer' }, message: { type: 'string' } } }
@@ -100,3 +102,60 @@ t.test('the validators compiled ahead judge every request as Ajv compiling the s
 
 // What a client is shown of an error (Fastify's message is built from these).
 const shown = ({ instancePath, message }: { instancePath: string, message?: string }) => ({ instancePath, message })
+
+t.test('registering the plugin compiles no answer schema: the spec\'s are compiled ahead', async (t) => {
+  // The package the plugin compiles with, when it must (CommonJS: shared).
+  const compilers = createRequire(import.meta.url)('@fastify/fast-json-stringify-compiler') as { SerializerSelector: () => (...args: unknown[]) => (route: unknown) => unknown }
+  const { SerializerSelector } = compilers
+  t.teardown(() => { compilers.SerializerSelector = SerializerSelector })
+  let compiled = 0
+  compilers.SerializerSelector = () => (...args) => {
+    const build = SerializerSelector()(...args)
+    return (route) => { compiled++; return build(route) }
+  }
+  t.equal(createSerializerCompiler(new Map())({ ...route, schema: ERROR })({ error: 1, message: 'm' }), '{"error":1,"message":"m"}')
+  t.equal(compiled, 1, 'the count sees a compile')
+  const app = Fastify()
+  await app.register(plantStore, { tokens: ['token'], database: 'memory:' })
+  await app.ready()
+  await app.close()
+  t.equal(compiled, 1, 'the plugin compiled nothing')
+  t.ok(RESPONSE_SERIALIZERS.size >= 8, `${RESPONSE_SERIALIZERS.size} distinct answer schemas, compiled ahead`)
+})
+
+// What a serializer wrote, or why it would not (a required member missing).
+function outcome (serialize: () => string): string {
+  try {
+    return serialize()
+  } catch (err) {
+    return `refused: ${(err as Error).message}`
+  }
+}
+
+// An instance of an answer schema, every member present, with text that
+// must be escaped and ids past 2^53.
+function sample (schema: Record<string, any>, variant: number): unknown {
+  if (schema.allOf) return Object.assign({}, ...schema.allOf.map((part: Record<string, any>) => sample(part, variant)))
+  const type = Array.isArray(schema.type) ? schema.type.find((name: string) => name !== 'null') : schema.type
+  switch (type) {
+    case 'object': return Object.fromEntries(Object.entries(schema.properties ?? {}).filter((_entry, i) => variant === 0 || i % 2 === 0).map(([name, part]) => [name, sample(part as Record<string, any>, variant)]))
+    case 'array': return [sample(schema.items ?? {}, variant), sample(schema.items ?? {}, 1)]
+    case 'integer': return schema.format === 'int64' ? 2n ** 63n - 1n - BigInt(variant) : 404 + variant
+    case 'number': return 1.5
+    case 'boolean': return variant === 0
+    case 'string': return schema.format === 'date-time' ? '2026-11-27T19:30:00.000Z' : `a "quoted" \\ line\u2028 é ${variant}`
+    default: return 'any'
+  }
+}
+
+t.test('the serializers compiled ahead write every answer as fast-json-stringify compiling the schema now does', async (t) => {
+  const now = createSerializerCompiler(new Map())
+  for (const [key, ahead] of RESPONSE_SERIALIZERS) {
+    const schema = JSON.parse(key) as Record<string, any>
+    const serialize = now({ ...route, schema })
+    for (const variant of [0, 1]) {
+      const data = sample(schema, variant)
+      t.same(outcome(() => ahead(data)), outcome(() => serialize(data)), `${key.slice(0, 50)}…, variant ${variant}`)
+    }
+  }
+})
