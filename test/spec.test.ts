@@ -58,7 +58,7 @@ t.test('every status the service adds answers an Error body', async (t) => {
 })
 
 t.test('what derives from the spec and the configuration is up to date', async (t) => {
-  t.equal(derived.length, 6, 'types, the embedded spec, the OpenAPI check, the configuration check, the request check, the README table')
+  t.equal(derived.length, 7, 'types, the embedded spec, the OpenAPI check, the configuration check, the request check, the answer serializers, the README table')
   for (const { file, make } of derived) {
     t.equal(await readFile(file, 'utf8'), await make(), `${file.pathname}: run \`npm run generate\``)
   }
