@@ -5,7 +5,8 @@ import ipaddr from 'ipaddr.js'
 import type { FastifyRateLimitOptions, FastifyRateLimitStore, FastifyRateLimitStoreCtor } from '@fastify/rate-limit'
 import type { Redis } from 'ioredis'
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify'
-import { TooManyAuthFailuresError } from './errors.ts'
+import { DuplicateHeaderError, TooManyAuthFailuresError } from './errors.ts'
+import { headerCount } from './raw-headers.ts'
 import { RouteFacts } from './route-facts.ts'
 
 /**
@@ -173,14 +174,18 @@ export interface AuthHook {
  * counted nor refused.
  */
 export function createAuthHook (verify: RequestStep, checkFailures?: CheckFailures, observer?: AuthObserver, accepts?: (header: string | undefined) => boolean): AuthHook {
+  // Node keeps the first of two Authorization headers, a proxy may read
+  // the last: a request that sends two is refused, never judged by one.
+  const single = (request: FastifyRequest): boolean => headerCount(request.raw, 'authorization') < 2
   const passes = (request: FastifyRequest): boolean => {
     const route = RouteFacts.of(request)
-    return route.operationId === undefined || route.public === true || accepts?.(request.headers.authorization) === true
+    return route.operationId === undefined || route.public === true || (accepts?.(request.headers.authorization) === true && single(request))
   }
   return {
     passes,
     authenticate (request, reply, done) {
       if (passes(request)) return done()
+      if (!single(request)) return done(new DuplicateHeaderError('Authorization'))
       verify(request, reply, (err) => {
         if (err === undefined) return done()
         if (checkFailures === undefined) {

@@ -1,6 +1,7 @@
 import { Writable } from 'node:stream'
 import t from 'tap'
 import { AUTH, JSON_TYPE, TOKEN, build } from './helper.ts'
+import { assertError, open } from './raw-http.ts'
 
 const plant = { id: 1, name: 'Fern' }
 
@@ -73,4 +74,30 @@ t.test('protectDocs guards the docs with the same tokens', async (t) => {
 t.test('docs can be turned off', async (t) => {
   const app = await build(t, { docs: false })
   t.equal((await app.inject('/docs/json')).statusCode, 404)
+})
+
+// Node keeps the first of two Authorization headers; a proxy in front may
+// read the last. Either way one of them would go unjudged.
+t.test('two Authorization headers: 400, whichever holds the token, and nothing is stored', async (t) => {
+  const app = await build(t)
+  const url = await app.listen({ port: 0, host: '127.0.0.1' })
+  const cases: Array<[string, string]> = [
+    ['the valid token first', `Authorization: Bearer ${TOKEN}\r\nAuthorization: Bearer z\r\n`],
+    ['the valid token last', `Authorization: Bearer z\r\nauthorization: Bearer ${TOKEN}\r\n`],
+    ['the valid token twice', `AUTHORIZATION: Bearer ${TOKEN}\r\nAuthorization: Bearer ${TOKEN}\r\n`]
+  ]
+  let id = 7001
+  for (const [what, headers] of cases) {
+    const body = JSON.stringify({ id: id++, name: 'Fern' })
+    const client = open(t, url)
+    client.write(`POST /plants HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n${headers}Content-Length: ${body.length}\r\n\r\n${body}`)
+    const answer = (await client.answersWithin(1, 5000))[0]
+    t.equal(answer?.status, 400, `${what}: 400 (got ${answer?.status})`)
+    assertError(t, answer, 400, /more than one Authorization header/)
+    t.equal((await app.inject({ method: 'GET', url: `/plants/${id - 1}`, headers: AUTH })).statusCode, 404, `${what}: not stored`)
+  }
+  const client = open(t, url)
+  const body = JSON.stringify({ id, name: 'Fern' })
+  client.write(`POST /plants HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Length: ${body.length}\r\n\r\n${body}`)
+  t.equal((await client.answersWithin(1, 5000))[0]?.status, 200, 'one header with the token: 200')
 })
