@@ -149,14 +149,39 @@ function aside (flag: string): string {
   return execFileSync(process.execPath, [fileURLToPath(import.meta.url), flag], { encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 })
 }
 
+// Registers the plugin as a server would (every route, docs and webhooks
+// on), so that it compiles what it compiles at a start; then `restore`.
+async function registerThePlugin (restore: () => void): Promise<void> {
+  const { default: plantStore } = await import('../lib/plugin.ts')
+  const { default: Fastify } = await import('fastify')
+  const app = Fastify()
+  try {
+    await app.register(plantStore, { tokens: ['a token of no use'], database: 'memory:' })
+    await app.ready()
+  } finally {
+    restore()
+    await app.close()
+  }
+}
+
+// Written-out CommonJS code, its `require(…)` calls made imports: each
+// module's name becomes that of an import (`imports`, module → name).
+function requiresAsImports (code: string, imports: Map<string, string>): string {
+  return code.replace(/require\((["'])([^"']+)\1\)/g, (_match, _quote: string, name: string) => {
+    if (!imports.has(name)) imports.set(name, `helper${imports.size}`)
+    return imports.get(name)!
+  })
+}
+
+/** Import declarations for what requiresAsImports found. */
+const importLines = (imports: Map<string, string>): string[] => [...imports].map(([name, as]) => `import ${as} from '${name}.js'`)
+
 async function writeOutResponseSerializers (): Promise<string> {
   const require = createRequire(import.meta.url)
   type Compilers = typeof import('@fastify/fast-json-stringify-compiler')
   const compilers = require('@fastify/fast-json-stringify-compiler') as { -readonly [K in keyof Compilers]: Compilers[K] }
   const { RESPONSE_SERIALIZERS } = await import('../lib/response-serializers.ts')
   const { schemaKey } = await import('../lib/compile-once.ts')
-  const { default: plantStore } = await import('../lib/plugin.ts')
-  const { default: Fastify } = await import('fastify')
   // The plugin compiles every answer schema (none is found ahead once the
   // map is empty), through the package's selector, which is wrapped to
   // write each one's code out through the package's standalone mode.
@@ -167,21 +192,11 @@ async function writeOutResponseSerializers (): Promise<string> {
     readMode: false,
     storeFunction (route, code) { written.set(schemaKey(route.schema), code) }
   }) as unknown as ReturnType<typeof SerializerSelector>
-  const app = Fastify()
-  try {
-    await app.register(plantStore, { tokens: ['a token of no use'], database: 'memory:' })
-    await app.ready()
-  } finally {
-    compilers.SerializerSelector = SerializerSelector
-    await app.close()
-  }
+  await registerThePlugin(() => { compilers.SerializerSelector = SerializerSelector })
   const imports = new Map<string, string>()
   const entries = [...written].map(([key, code]) => {
     // (Each one's CommonJS module, as an expression: what it would export.)
-    const body = code.replace(/require\('([^']+)'\)/g, (_match, name: string) => {
-      if (!imports.has(name)) imports.set(name, `helper${imports.size}`)
-      return imports.get(name)!
-    }).replace(/module\.exports = /, 'return ')
+    const body = requiresAsImports(code, imports).replace(/module\.exports = /, 'return ')
     if (body.includes('require(') || body.includes('module.exports')) throw new Error(`the serializer of ${key} is not a module this can write out`)
     return `  [${JSON.stringify(key)}, (() => {${body}})()]`
   })
@@ -190,7 +205,7 @@ async function writeOutResponseSerializers (): Promise<string> {
     '// Generated from spec/plant-store.yaml, as lib/serialization.ts compiles its',
     '// answers\' schemas, by `npm run generate` (fast-json-stringify\'s standalone',
     '// code); do not edit.',
-    ...[...imports].map(([name, as]) => `import ${as} from '${name}.js'`),
+    ...importLines(imports),
     '',
     '/** The serializers, by their schema\'s key (compile-once.ts). */',
     `export const RESPONSE_SERIALIZERS = new Map([\n${entries.join(',\n')}\n])`,
@@ -202,8 +217,6 @@ async function writeOutRequestChecks (): Promise<string> {
   const { Ajv2020, _ } = await import('ajv/dist/2020.js')
   const { REQUEST_CHECKS } = await import('../lib/request-check.ts')
   const { checkKey, createAjv } = await import('../lib/validation.ts')
-  const { default: plantStore } = await import('../lib/plugin.ts')
-  const { default: Fastify } = await import('fastify')
   // The plugin compiles every schema it validates with (none is found
   // ahead once the map is empty); each is caught on its way through Ajv.
   REQUEST_CHECKS.clear()
@@ -217,14 +230,7 @@ async function writeOutRequestChecks (): Promise<string> {
     }
     return compile.call(this, schema, meta)
   } as typeof compile
-  const app = Fastify()
-  try {
-    await app.register(plantStore, { tokens: ['a token of no use'], database: 'memory:' })
-    await app.ready()
-  } finally {
-    Ajv2020.prototype.compile = compile
-    await app.close()
-  }
+  await registerThePlugin(() => { Ajv2020.prototype.compile = compile })
   // One module from two Ajvs (strict, coercing), each one's code in a
   // function of its own: both name their functions alike.
   const imports = new Map<string, string>()
@@ -237,10 +243,7 @@ async function writeOutRequestChecks (): Promise<string> {
       ajv.addSchema(schema, `v${i}`)
       return [`v${i}`, `v${i}`]
     }))
-    const code = standalone.default(ajv, exported).replace(/require\("([^"]+)"\)/g, (_match, name: string) => {
-      if (!imports.has(name)) imports.set(name, `helper${imports.size}`)
-      return imports.get(name)!
-    })
+    const code = requiresAsImports(standalone.default(ajv, exported), imports)
     return `const ${coerce ? 'coercing' : 'strict'} = (() => {\n  const exports = {}\n  ${code}\n  return exports\n})()`
   })
   return [
@@ -249,7 +252,7 @@ async function writeOutRequestChecks (): Promise<string> {
     '// requests\' schemas, by `npm run generate` (Ajv standalone code); do not edit.',
     'import formats from \'ajv-formats/dist/formats.js\'',
     'import * as rules from \'./validation-rules.ts\'',
-    ...[...imports].map(([name, as]) => `import ${as} from '${name}.js'`),
+    ...importLines(imports),
     '',
     ...parts,
     '',
