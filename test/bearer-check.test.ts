@@ -48,7 +48,8 @@ t.test('a valid token passes without bearer-auth; anything else goes to it', asy
   const verify: RequestStep = (request, _reply, done) => { calls.push(request.headers.authorization); done(new Error('refused')) }
   const hook = createAuthHook(verify, undefined, undefined, accepts)
   const run = (authorization?: string) => new Promise<Error | undefined>((resolve) => {
-    const request = { headers: authorization === undefined ? {} : { authorization }, plantStoreRoute: { operationId: 'createPlant' } } as unknown as FastifyRequest
+    const rawHeaders = authorization === undefined ? [] : ['Authorization', authorization]
+    const request = { headers: authorization === undefined ? {} : { authorization }, raw: { rawHeaders }, plantStoreRoute: { operationId: 'createPlant' } } as unknown as FastifyRequest
     t.equal(hook.passes(request), authorization === 'Bearer first', `passes at once: ${authorization}`)
     hook.authenticate(request, {} as FastifyReply, resolve)
   })
