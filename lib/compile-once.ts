@@ -8,14 +8,14 @@ export function schemaKey (schema: unknown): string {
   return JSON.stringify(schema, (_key, value: unknown) => typeof value === 'bigint' ? `${value}n` : value)
 }
 
-/** `compile`, called once per distinct `keyOf(route)`; later calls with the same key get the same result. */
-export function compileOnce<R, F> (keyOf: (route: R) => string, compile: (route: R) => F): (route: R) => F {
+/** `compile`, called once per distinct `keyOf(route)` (and given it); later calls with the same key get the same result. */
+export function compileOnce<R, F> (keyOf: (route: R) => string, compile: (route: R, key: string) => F): (route: R) => F {
   const compiled = new Map<string, F>()
   return (route) => {
     const key = keyOf(route)
     let result = compiled.get(key)
     if (result === undefined) {
-      result = compile(route)
+      result = compile(route, key)
       compiled.set(key, result)
     }
     return result

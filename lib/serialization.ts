@@ -18,8 +18,8 @@ const require = createRequire(import.meta.url)
 /** A serializer compiler for one plugin instance. The spec's answers refer to no shared schema. */
 export function createSerializerCompiler (ahead: ReadonlyMap<string, (data: unknown) => string> = RESPONSE_SERIALIZERS): SerializerCompiler {
   let build: ReturnType<ReturnType<Compilers['SerializerSelector']>> | undefined
-  return compileOnce((route) => schemaKey(route.schema), (route) => {
-    const compiled = ahead.get(schemaKey(route.schema))
+  return compileOnce((route) => schemaKey(route.schema), (route, key) => {
+    const compiled = ahead.get(key)
     if (compiled !== undefined) return compiled
     // (The selector reads only the schema of what Fastify passes.)
     build ??= (require('@fastify/fast-json-stringify-compiler') as Compilers).SerializerSelector()({}, {})

@@ -122,7 +122,7 @@ export function createAjv (coerce: boolean, code?: Options['code']): Ajv2020 {
   return ajv
 }
 
-/** What a schema, as prepared for the validator, is compiled ahead under (request-check.ts). */
+/** A schema's key with how it validates (strict body, coerced text): prepared, what it is compiled ahead under (request-check.ts). */
 export function checkKey (coerce: boolean, prepared: unknown): string {
   return `${coerce ? 'coerced' : 'body'} ${schemaKey(prepared)}`
 }
@@ -136,7 +136,7 @@ export function createValidatorCompiler (ahead: ReadonlyMap<string, ValidateFunc
   let strict: Ajv2020 | undefined
   let coercing: Ajv2020 | undefined
   return compileOnce(
-    ({ schema, httpPart }) => `${httpPart === 'body' ? 'body' : 'coerced'} ${schemaKey(schema)}`,
+    ({ schema, httpPart }) => checkKey(httpPart !== 'body', schema),
     ({ schema, httpPart }) => {
       const coerce = httpPart !== 'body'
       const prepared = prepareSchema(schema, coerce) as object
