@@ -96,6 +96,8 @@ interface Running extends SystemSpec {
   url: string
   child: ChildProcess
   nextId: number
+  /** On the bench's PostgreSQL schema, which outlives a launch. */
+  onPostgres: boolean
   /** The subscribed receiver's URL, where it counts what it received. */
   receiverUrl?: string
 }
@@ -161,7 +163,7 @@ async function launch (spec: SystemSpec, extraEnv: Record<string, string> = {}):
   // curve, the perf split): creates start past the ids it holds, or its
   // unique-id creates would be replays of earlier ones.
   const onPostgres = (extraEnv.DATABASE_URL ?? spec.env?.DATABASE_URL) === pgUrl
-  return { ...spec, url, child, nextId: onPostgres ? Math.max(FIRST_ID, await largestPostgresId() + 1) : FIRST_ID }
+  return { ...spec, url, child, onPostgres, nextId: onPostgres ? Math.max(FIRST_ID, await largestPostgresId() + 1) : FIRST_ID }
 }
 
 // The receiver runs beside the load generator, so that it takes no CPU
@@ -352,7 +354,25 @@ async function loadWithWrk (system: Running, workload: Workload, duration: numbe
   }
 }
 
+// A load, and on PostgreSQL a check that its unique-id creates were
+// creates: a new row for every one answered (more when some were answered
+// after the generator stopped counting). Fewer would mean ids made again
+// that an earlier launch stored, answered as replays, and a table that
+// flatters: the run stops instead.
 async function load (system: Running, workload: Workload, options: { duration?: number, amount?: number } = {}): Promise<Sample> {
+  const checked = system.onPostgres && workload.startsWith('create')
+  const firstId = system.nextId
+  const before = checked ? await postgresRowsFrom(firstId) : 0
+  const sample = await measure(system, workload, options)
+  if (checked) {
+    const stored = await postgresRowsFrom(firstId) - before
+    const created = sample.answered - sample.non2xx
+    if (stored < created) throw new Error(`${system.name}: ${created} unique-id creates answered, but only ${stored} plants stored: some were replays of ids stored before`)
+  }
+  return sample
+}
+
+async function measure (system: Running, workload: Workload, options: { duration?: number, amount?: number }): Promise<Sample> {
   const cpuBefore = await cpuUs(system.child.pid!)
   const coresBefore = await coreTicks()
   const wallBefore = performance.now()
@@ -432,6 +452,12 @@ async function postgresBenchUrl (): Promise<string | undefined> {
     url.searchParams.set('options', '-c search_path=plant_store_bench')
     return url.toString()
   }).catch(() => undefined)
+}
+
+// Plants in the bench's PostgreSQL schema with ids from `first` on.
+async function postgresRowsFrom (first: number): Promise<number> {
+  const { rows } = await withPostgres(pgUrl!, (client) => client.query<{ stored: string }>('SELECT count(*)::text AS stored FROM plants WHERE id >= $1', [first]))
+  return Number(rows[0]!.stored)
 }
 
 // The largest plant id in the bench's PostgreSQL schema (0 when empty).
