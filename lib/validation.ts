@@ -122,7 +122,7 @@ export function createAjv (coerce: boolean, code?: Options['code']): Ajv2020 {
   return ajv
 }
 
-/** A schema's key with how it validates (strict body, coerced text): prepared, what it is compiled ahead under (request-check.ts). */
+/** What a validator is keyed by: how it validates (a strict body, or coerced text) and its schema's content. request-check.ts holds them by the prepared schema's key. */
 export function checkKey (coerce: boolean, prepared: unknown): string {
   return `${coerce ? 'coerced' : 'body'} ${schemaKey(prepared)}`
 }
