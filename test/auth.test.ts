@@ -101,3 +101,20 @@ t.test('two Authorization headers: 400, whichever holds the token, and nothing i
   client.write(`POST /plants HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Length: ${body.length}\r\n\r\n${body}`)
   t.equal((await client.answersWithin(1, 5000))[0]?.status, 200, 'one header with the token: 200')
 })
+
+// A flood of Authorization lines within the edge's 16 KiB of headers (past
+// it, 431: test/edge.test.ts): each request's lines are counted once per
+// check, so it costs a scan of at most those bytes, and is refused whole.
+t.test('900 Authorization headers, the valid token among them: 400, nothing stored, and the server still answers', async (t) => {
+  const app = await build(t)
+  const url = await app.listen({ port: 0, host: '127.0.0.1' })
+  const body = JSON.stringify({ id: 7101, name: 'Fern' })
+  const flood = `Authorization: Bearer ${TOKEN}\r\n` + 'authorization:x\r\n'.repeat(899)
+  t.ok(flood.length < 16 * 1024, 'within the header limit')
+  const client = open(t, url)
+  client.write(`POST /plants HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n${flood}Content-Length: ${body.length}\r\n\r\n${body}`)
+  const answer = (await client.answersWithin(1, 5000))[0]
+  assertError(t, answer, 400, /more than one Authorization header/)
+  t.equal((await app.inject({ method: 'GET', url: '/plants/7101', headers: AUTH })).statusCode, 404, 'not stored')
+  t.equal((await app.inject({ method: 'POST', url: '/plants', headers: { ...AUTH, ...JSON_TYPE }, payload: body })).statusCode, 200, 'the next request is served')
+})
