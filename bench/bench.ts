@@ -638,12 +638,14 @@ for (const spec of hasValgrind ? specs.filter((s) => counting.includes(s.key)) :
     // (The dump is a file per thread, `${out}.1-NN`, the main thread's
     // 01; `totals:` is that thread's count since -z.)
     const dumps = (await readdir(scratch)).filter((name) => name.startsWith(`${basename(out)}.1-`)).sort()
+    if (!dumps.includes(`${basename(out)}.1-01`)) throw new Error(`${spec.name}: callgrind wrote no dump of the main thread (found: ${dumps.join(', ') || 'none'})`)
     let all = 0
     let main = 0
     for (const dump of dumps) {
-      const total = Number(/^totals:\s+(\d+)/m.exec(await readFile(join(scratch, dump), 'utf8'))?.[1] ?? 0)
-      all += total
-      if (dump.endsWith('.1-01')) main = total
+      const totals = /^totals:\s+(\d+)/m.exec(await readFile(join(scratch, dump), 'utf8'))?.[1]
+      if (totals === undefined) throw new Error(`${spec.name}: callgrind's dump ${dump} has no totals line`)
+      all += Number(totals)
+      if (dump.endsWith('.1-01')) main = Number(totals)
       if (args.profiles) await copyFile(join(scratch, dump), join(args.profiles, `callgrind.${spec.key}${dump.slice(basename(out).length + 2)}`))
     }
     instructions[spec.key] = { all: all / answered, main: main / answered }
@@ -816,7 +818,7 @@ if (Object.keys(instructions).length > 0 || uncounted.length > 0) {
     'Work done on a timer weighs more in it than in a real run, as the process runs many times slower under callgrind: ' +
     'the more so for the threads beside the main one (V8\'s optimizing compilers, the garbage collector\'s helpers), whose work follows the clock more than the creates. ' +
     'The main thread\'s own count is given apart.', '')
-  lines.push('| System | instructions per create, all threads | × bare Fastify | main thread | × bare Fastify |', '|---|---|---|---|---|')
+  lines.push('| System | instructions per create, all threads | × bare Fastify | main thread | main thread, × bare Fastify |', '|---|---|---|---|---|')
   const base = instructions.fastify
   for (const spec of specs.filter((s) => instructions[s.key] !== undefined)) {
     const { all, main } = instructions[spec.key]!
