@@ -3,6 +3,7 @@
 // request that buys nothing when, as usual, the request writes no line at
 // a level the logger keeps. The child is made only when a line is written
 // at a kept level, or when someone asks for more than writing lines.
+import { inspect } from 'node:util'
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 
 type Level = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace'
@@ -26,11 +27,14 @@ interface PinoLogger extends FastifyBaseLogger {
 type FactoryOptions = Parameters<Factory>[2]
 type RawRequest = Parameters<Factory>[3]
 
-// (What the factory is called with is kept as fields, not in a closure: one
-// object per request rather than three. Fields made in the constructor
-// alone: private (#) fields, or any field named in the class body, are
+// What the factory is called with is kept as fields, not in a closure: one
+// object per request rather than three. The fields are made in the
+// constructor alone: class fields (private ones or any not `declare`d) are
 // made by the class's field initializer first, which cost each request
-// 1,400 to 1,800 more instructions (callgrind, main thread).)
+// about 1,500 more instructions (callgrind, main thread, the median of
+// repeated runs); symbol keys cost as much. They hold the raw request, its token included: a logger
+// serialized (JSON, pino's safe-stable-stringify) or shown (util.inspect)
+// shows none of them.
 class LazyRequestLogger {
   private declare readonly parent: PinoLogger
   private declare readonly factory: Factory
@@ -59,6 +63,14 @@ class LazyRequestLogger {
     // The child has its parent's level (a route's own level makes the child at once).
     if (this.madeChild === undefined && !this.parent.isLevelEnabled(level)) return
     this.childLogger()[level](...args)
+  }
+
+  toJSON (): object {
+    return {}
+  }
+
+  [inspect.custom] (): string {
+    return 'LazyRequestLogger {}'
   }
 
   fatal (...args: LogArgs): void { this.writeAt('fatal', args) }

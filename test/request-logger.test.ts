@@ -1,11 +1,12 @@
 import { Writable } from 'node:stream'
+import { inspect } from 'node:util'
 import type { IncomingMessage } from 'node:http'
 import t from 'tap'
 import Fastify from 'fastify'
 import pino from 'pino'
 import type { FastifyBaseLogger } from 'fastify'
 import { deferrable, lazyChildLoggerFactory } from '../lib/request-logger.ts'
-import { AUTH, build } from './helper.ts'
+import { AUTH, TOKEN, build } from './helper.ts'
 
 // A pino logger whose lines are kept, and whose child() calls are counted.
 function countingLogger (level: string) {
@@ -111,4 +112,19 @@ t.test('setBindings and flush reach the request\'s child', async (t) => {
   })
   await app.inject({ url: '/plants', headers: AUTH })
   t.match(lines.find((line) => line.msg === 'tagged'), { tenant: 'a' })
+})
+
+t.test('a request\'s logger, serialized or shown, holds nothing of the request', async (t) => {
+  const { logger } = countingLogger('warn')
+  const app = await build(t, { server: { loggerInstance: logger } })
+  let seen: { json: string, shown: string } | undefined
+  app.addHook('onRequest', async (request) => {
+    // (What a host's log line or debugger would make of it: the lazy
+    // logger keeps the raw request, its Authorization header included.)
+    seen = { json: JSON.stringify(request.log), shown: inspect(request.log, { depth: 4 }) }
+  })
+  t.equal((await app.inject({ url: '/plants', headers: AUTH })).statusCode, 200)
+  t.equal(seen?.json, '{}')
+  t.notMatch(seen?.shown ?? '', TOKEN, 'the token is not shown')
+  t.notMatch(seen?.shown ?? '', /rawHeaders|IncomingMessage/, 'nor the raw request')
 })
