@@ -32,9 +32,9 @@ type RawRequest = Parameters<Factory>[3]
 // constructor alone: class fields (private ones or any not `declare`d) are
 // made by the class's field initializer first, which cost each request
 // about 1,500 more instructions (callgrind, main thread, the median of
-// repeated runs); symbol keys cost as much. They hold the raw request, its token included: a logger
-// serialized (JSON, pino's safe-stable-stringify) or shown (util.inspect)
-// shows none of them.
+// repeated runs outside the bench); symbol keys cost as much. They hold
+// the raw request, its token included: a logger serialized (JSON, pino's
+// safe-stable-stringify) or shown (util.inspect) shows none of them.
 class LazyRequestLogger {
   private declare readonly parent: PinoLogger
   private declare readonly factory: Factory
