@@ -498,6 +498,45 @@ const log = (line: string) => process.stderr.write(`${line}\n`)
 log(`bench: ${ROUNDS} round(s) of ${DURATION}s per system and workload, generator ${GENERATOR}${pinned ? ', servers on core 0, load on core 1' : ''}`)
 if (!pgUrl) log(`bench: PostgreSQL not reachable at ${POSTGRES_URL}; its system is left out`)
 
+// Start-up to listening, on fresh processes and a fresh SQLite file, first
+// of all: later, what the loads leave running (PostgreSQL's autovacuum and
+// checkpoints after its rounds, the generator's GC) shares the cores with
+// the process starting. A one-core busy loop beside it took this 2-core
+// machine's start-up from 186 to 239 ms, two from 186 to 375 ms. Each start
+// waits (5 s at most) for a quarter second in which the rest of the machine
+// was under a tenth of a core busy, and the table gives how busy the rest
+// was during the starts, so that a figure taken beside other work shows it.
+async function quiet (): Promise<void> {
+  for (const deadline = performance.now() + 5000; performance.now() < deadline;) {
+    const before = await machineBusyUs()
+    await setTimeout(250)
+    if (await machineBusyUs() - before < 25_000) return
+  }
+}
+const startups: number[] = []
+let startupRestUs = 0
+let startupWallUs = 0
+for (let i = 0; i < preset.startups; i++) {
+  await quiet()
+  const busyBefore = await machineBusyUs()
+  const started = performance.now()
+  const child = spawn(SERVICE, {
+    env: { PATH, PORT: String(await freePort()), PLANT_STORE_TOKENS: TOKEN, DATABASE_URL: `file:${join(scratch, `startup-${i}`, 'plants.db')}` },
+    stdio: ['ignore', 'pipe', 'ignore']
+  })
+  let output = ''
+  await new Promise<void>((resolve) => child.stdout!.on('data', (chunk) => {
+    output += chunk
+    if (output.includes('Server listening')) resolve()
+  }))
+  const took = performance.now() - started
+  startups.push(took)
+  startupRestUs += Math.max(0, await machineBusyUs() - busyBefore - await cpuUs(child.pid!))
+  startupWallUs += took * 1000
+  child.kill('SIGTERM')
+  await once(child, 'exit')
+}
+
 const systems: Running[] = []
 const samples = new Map<string, Sample[]>() // `${system} ${workload}` -> per round
 try {
@@ -576,23 +615,6 @@ for (const spec of specs.filter((s) => s.key === 'memory' || s.key === 'sqlite' 
   } finally {
     await stop(system)
   }
-}
-
-const startups: number[] = []
-for (let i = 0; i < preset.startups; i++) {
-  const started = performance.now()
-  const child = spawn(SERVICE, {
-    env: { PATH, PORT: String(await freePort()), PLANT_STORE_TOKENS: TOKEN, DATABASE_URL: `file:${join(scratch, `startup-${i}`, 'plants.db')}` },
-    stdio: ['ignore', 'pipe', 'ignore']
-  })
-  let output = ''
-  await new Promise<void>((resolve) => child.stdout!.on('data', (chunk) => {
-    output += chunk
-    if (output.includes('Server listening')) resolve()
-  }))
-  startups.push(performance.now() - started)
-  child.kill('SIGTERM')
-  await once(child, 'exit')
 }
 
 // Instructions per create, counted by valgrind's callgrind: the user-space
@@ -782,7 +804,9 @@ for (const key of ['memory', 'sqlite']) {
   target(`RSS after ${fmt(preset.memoryCreates)} creates ≤ 120 MB (${key})`, mb, `${fmt(mb)} MB`, mb <= 120)
 }
 const startup = median(startups)
-target('start-up to listening ≤ 400 ms (SQLite, fresh file)', startup, `${fmt(startup)} ms`, startup <= 400)
+// How busy the rest of the machine was while the service started, in cores.
+const startupRest = startupRestUs / startupWallUs
+target('start-up to listening ≤ 400 ms (SQLite, fresh file)', startup, `${fmt(startup)} ms (rest of the machine ${fmt(startupRest, 2)} cores busy meanwhile)`, startup <= 400)
 
 // The webhook backlog: how long deliveries took once each round's load ended.
 const delivering = specs.filter((spec) => spec.webhook === true)
