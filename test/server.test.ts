@@ -210,9 +210,11 @@ async function launched (env: NodeJS.ProcessEnv = {}) {
   return JSON.parse(stdout) as { argv: string[], tunables?: string }
 }
 
-t.test('the bin, executed: Node with a small young generation, and malloc as the caller set it', async (t) => {
+t.test('the bin, executed: Node with a small young generation, compiles freed at once, and malloc as the caller set it', async (t) => {
   const { argv, tunables } = await launched()
   t.ok(argv.includes('--max-semi-space-size=4'), 'the shebang\'s flag')
+  // (Finished Maglev compiles freed at once, not queued for a helper: lib/bin.ts.)
+  t.ok(argv.includes('--no-maglev-destroy-on-background'), 'and its other')
   // (A fixed mmap threshold makes every answer over it a fresh mapping: README, Memory.)
   t.equal(tunables, undefined, 'no malloc setting of its own')
   t.equal((await launched({ GLIBC_TUNABLES: 'glibc.malloc.arena_max=2' })).tunables, 'glibc.malloc.arena_max=2', 'a caller\'s reaches Node unchanged')
