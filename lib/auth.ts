@@ -5,8 +5,8 @@ import ipaddr from 'ipaddr.js'
 import type { FastifyRateLimitOptions, FastifyRateLimitStore, FastifyRateLimitStoreCtor } from '@fastify/rate-limit'
 import type { Redis } from 'ioredis'
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify'
-import { DuplicateHeaderError, TooManyAuthFailuresError } from './errors.ts'
-import { headerCount } from './raw-headers.ts'
+import { TooManyAuthFailuresError } from './errors.ts'
+import { duplicateHeader, headerCount } from './raw-headers.ts'
 import { RouteFacts } from './route-facts.ts'
 
 /**
@@ -154,7 +154,7 @@ export function authObserver (metrics: { authFailed (): void, authThrottled (): 
   }
 }
 
-/** The API's guard: what passes at once, and the onRequest step for the rest. */
+/** The API's guard: what passes at once, and the onRequest step that judges the rest. */
 export interface AuthHook {
   /**
    * Whether a request passes without waiting: it needs no token (routes of
@@ -162,8 +162,11 @@ export interface AuthHook {
    * common case (createBearerCheck).
    */
   passes (request: FastifyRequest): boolean
-  /** The onRequest step: what `passes` lets through, else bearer-auth's verdict and the failure limit. */
-  authenticate: RequestStep
+  /**
+   * The onRequest step for a request `passes` did not let through (it is
+   * not asked again): bearer-auth's verdict and the failure limit.
+   */
+  judge: RequestStep
 }
 
 /**
@@ -174,18 +177,17 @@ export interface AuthHook {
  * counted nor refused.
  */
 export function createAuthHook (verify: RequestStep, checkFailures?: CheckFailures, observer?: AuthObserver, accepts?: (header: string | undefined) => boolean): AuthHook {
-  // Node keeps the first of two Authorization headers, a proxy may read
-  // the last: a request that sends two is refused, never judged by one.
-  const single = (request: FastifyRequest): boolean => headerCount(request.raw, 'authorization') < 2
+  // A token passes at once only when it came alone (duplicateHeader).
   const passes = (request: FastifyRequest): boolean => {
     const route = RouteFacts.of(request)
-    return route.operationId === undefined || route.public === true || (accepts?.(request.headers.authorization) === true && single(request))
+    return route.operationId === undefined || route.public === true ||
+      (accepts?.(request.headers.authorization) === true && headerCount(request.raw, 'Authorization') < 2)
   }
   return {
     passes,
-    authenticate (request, reply, done) {
-      if (passes(request)) return done()
-      if (!single(request)) return done(new DuplicateHeaderError('Authorization'))
+    judge (request, reply, done) {
+      const duplicate = duplicateHeader(request.raw, 'Authorization')
+      if (duplicate !== undefined) return done(duplicate)
       verify(request, reply, (err) => {
         if (err === undefined) return done()
         if (checkFailures === undefined) {

@@ -11,10 +11,10 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyError, FastifyHttpOptions, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import {
-  BadHttpRequestError, BadUrlError, DuplicateHeaderError, ExpectationFailedError, HeadersTooLargeError, InvalidHostError, MissingHostError,
+  BadHttpRequestError, BadUrlError, ExpectationFailedError, HeadersTooLargeError, InvalidHostError, MissingHostError,
   RETRY_AFTER_SECONDS, RequestTimeoutError, TooManyConnectionsError, clip
 } from './errors.ts'
-import { headerCount } from './raw-headers.ts'
+import { duplicateHeader } from './raw-headers.ts'
 import { LINGER_MS, closeInStages, hasUnreadBody } from './socket-bounds.ts'
 
 // (Not `import … from 'node:http'`: the ESM facade of node:http reads every
@@ -225,10 +225,8 @@ export function guardEdge (app: FastifyInstance, limits: EdgeLimits): void {
     // one, is a 400. (This hook runs before the plugin's, which would
     // otherwise name the request.)
     const host = request.headers.host
-    let error: Error | undefined
-    if (request.raw.httpVersion === '1.1' && host === undefined) error = new MissingHostError()
-    else if (headerCount(request.raw, 'host') > 1) error = new DuplicateHeaderError('Host')
-    else if (host !== undefined && host !== validHost) {
+    let error = request.raw.httpVersion === '1.1' && host === undefined ? new MissingHostError() : duplicateHeader(request.raw, 'Host')
+    if (error === undefined && host !== undefined && host !== validHost) {
       if (HOST.test(host)) validHost = host
       else error = new InvalidHostError(clip(host))
     }

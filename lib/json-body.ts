@@ -8,12 +8,12 @@ import contentTypeModule from 'fast-content-type-parse'
 import secureJson from 'secure-json-parse'
 import type { FastifyRequest } from 'fastify'
 import {
-  BodyIncompleteError, BodyNestedTooDeepError, BodyRequiredError, BusyError, DuplicateHeaderError, InvalidJsonError, InvalidUtf8Error,
+  BodyIncompleteError, BodyNestedTooDeepError, BodyRequiredError, BusyError, InvalidJsonError, InvalidUtf8Error,
   PayloadTooLargeError, UnsupportedCharsetError, UnsupportedEncodingError, UnsupportedMediaTypeError, clip
 } from './errors.ts'
 import type { MemoryBudget } from './socket-bounds.ts'
 import { NOT_AN_INT64, int64FromJsonNumber } from './int64.ts'
-import { headerCount } from './raw-headers.ts'
+import { duplicateHeader } from './raw-headers.ts'
 import { RouteFacts } from './route-facts.ts'
 
 // fast-content-type-parse is CommonJS; its named export arrives on the default.
@@ -255,7 +255,8 @@ export function createBodyParser ({ bodyLimit, memory }: BodyParserOptions) {
       // (Fastify reads no body, nor validates one, without a content type
       // or a byte of it: a required one must not arrive undefined.)
       if (header === undefined && !hasBody) return RouteFacts.of(request).bodyRequired === true ? new BodyRequiredError() : undefined
-      if (headerCount(request.raw, 'content-type') > 1) return new DuplicateHeaderError('Content-Type')
+      const duplicate = duplicateHeader(request.raw, 'Content-Type')
+      if (duplicate !== undefined) return duplicate
       if (header === undefined || !PLAIN_JSON.has(header)) {
         let mediaType
         try {

@@ -311,7 +311,7 @@ const plantStore: FastifyPluginAsync<PlantStoreOptions> = async function plantSt
     // still answer, /readyz with the reason.
     if (lifecycle.overloaded !== undefined && !RouteFacts.of(request).operational) return done(new NotReadyError('overloaded'))
     if (auth.passes(request)) return admitBody(request, reply, done)
-    auth.authenticate(request, reply, (err) => err === undefined ? admitBody(request, reply, done) : done(err))
+    auth.judge(request, reply, (err) => err === undefined ? admitBody(request, reply, done) : done(err))
   }
   if (corsOn) {
     fastify.addHook('onRequest', (request, reply, done) => {

@@ -43,15 +43,24 @@ t.test('what the check accepts, bearer-auth accepts; a valid token in any form p
     async (header) => !accepts(header) || await says(header)), { numRuns: 2000 })
 })
 
-t.test('a valid token passes without bearer-auth; anything else goes to it', async (t) => {
+t.test('a valid token passes without bearer-auth; anything else goes to it, checked once', async (t) => {
   const calls: Array<string | undefined> = []
   const verify: RequestStep = (request, _reply, done) => { calls.push(request.headers.authorization); done(new Error('refused')) }
-  const hook = createAuthHook(verify, undefined, undefined, accepts)
+  let checks = 0
+  const counted = (header: string | undefined) => { checks++; return accepts(header) }
+  const hook = createAuthHook(verify, undefined, undefined, counted)
   const run = (authorization?: string) => new Promise<Error | undefined>((resolve) => {
     const rawHeaders = authorization === undefined ? [] : ['Authorization', authorization]
     const request = { headers: authorization === undefined ? {} : { authorization }, raw: { rawHeaders }, plantStoreRoute: { operationId: 'createPlant' } } as unknown as FastifyRequest
-    t.equal(hook.passes(request), authorization === 'Bearer first', `passes at once: ${authorization}`)
-    hook.authenticate(request, {} as FastifyReply, resolve)
+    checks = 0
+    const passes = hook.passes(request)
+    t.equal(passes, authorization === 'Bearer first', `passes at once: ${authorization}`)
+    if (passes) return resolve(undefined)
+    // The refusal path: judged without the token being checked again.
+    hook.judge(request, {} as FastifyReply, (err) => {
+      t.equal(checks, 1, `its token checked once: ${authorization}`)
+      resolve(err)
+    })
   })
   t.equal(await run('Bearer first'), undefined, 'a valid token passes')
   t.same(calls, [], 'without asking bearer-auth')
