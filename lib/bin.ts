@@ -1,10 +1,7 @@
-#!/usr/bin/env -S node --max-semi-space-size=4 --no-maglev-destroy-on-background
+#!/usr/bin/env -S node --max-semi-space-size=4
 // (A smaller young generation than V8's default keeps the resident memory
-// of a busy server near its live data; throughput is unchanged. V8 hands
-// each finished Maglev compile to a helper thread to free, and under load
-// some 150 of them (22 MB) waited there at once, memory malloc then kept:
-// freed on the main thread instead. No malloc setting here: README,
-// Memory, says why.)
+// of a busy server near its live data; throughput is unchanged. No malloc
+// setting here: README, Memory, says why.)
 // `plant-store`, the command: on a Node.js release it cannot run on, it
 // says so in one line; otherwise it runs the server. (The server's own
 // imports would fail before any check of theirs could run.)
@@ -24,3 +21,11 @@ const { compileCacheDirectory } = await import('./compile-cache.ts')
 const cache = compileCacheDirectory()
 if (cache !== undefined) enableCompileCache(cache)
 await import('./server.ts')
+// Listening now (or, as the primary of WORKERS, forking). V8 hands each
+// finished Maglev compile to a helper thread to free, and under load some
+// 150 of them (22 MB) waited there at once, memory malloc then kept: from
+// here on they are freed on the main thread. Not from the start, where
+// freeing those of start-up's compiles took 45 ms or more. (V8 reads the
+// flag on the main thread only, as each compile is installed.)
+const { setFlagsFromString } = await import('node:v8')
+setFlagsFromString('--no-maglev-destroy-on-background')

@@ -210,11 +210,30 @@ async function launched (env: NodeJS.ProcessEnv = {}) {
   return JSON.parse(stdout) as { argv: string[], tunables?: string }
 }
 
-t.test('the bin, executed: Node with a small young generation, compiles freed at once, and malloc as the caller set it', async (t) => {
+// What the bin tells V8 once it listens, seen by a wrapper put around
+// v8.setFlagsFromString before the bin loads.
+const FLAG_WATCH = [
+  "import v8 from 'node:v8'",
+  "import { syncBuiltinESMExports } from 'node:module'",
+  'const set = v8.setFlagsFromString',
+  'v8.setFlagsFromString = (flags) => {',
+  "  process.stderr.write('v8 flags ' + JSON.stringify({ flags, listening: process.getActiveResourcesInfo().includes('TCPServerWrap') }) + '\\n')",
+  '  set(flags)',
+  '}',
+  'syncBuiltinESMExports()'
+].join('\n')
+
+t.test('the bin, once listening (not before: start-up would pay), has V8 free finished Maglev compiles on the main thread', async (t) => {
+  const server = await start(t, { PLANT_STORE_TOKENS: 'tok', LOG_LEVEL: 'warn', NODE_OPTIONS: `--import=data:text/javascript,${encodeURIComponent(FLAG_WATCH)}` })
+  for (let i = 0; i < 100 && !server.stderr().includes('v8 flags '); i++) await new Promise((resolve) => setTimeout(resolve, 50))
+  const told = server.stderr().split('\n').filter((line) => line.startsWith('v8 flags ')).map((line) => JSON.parse(line.slice('v8 flags '.length)))
+  t.same(told, [{ flags: '--no-maglev-destroy-on-background', listening: true }], 'one flag, set while listening')
+  t.equal(await server.stop('SIGTERM'), 0)
+})
+
+t.test('the bin, executed: Node with a small young generation, and malloc as the caller set it', async (t) => {
   const { argv, tunables } = await launched()
   t.ok(argv.includes('--max-semi-space-size=4'), 'the shebang\'s flag')
-  // (Finished Maglev compiles freed at once, not queued for a helper: lib/bin.ts.)
-  t.ok(argv.includes('--no-maglev-destroy-on-background'), 'and its other')
   // (A fixed mmap threshold makes every answer over it a fresh mapping: README, Memory.)
   t.equal(tunables, undefined, 'no malloc setting of its own')
   t.equal((await launched({ GLIBC_TUNABLES: 'glibc.malloc.arena_max=2' })).tunables, 'glibc.malloc.arena_max=2', 'a caller\'s reaches Node unchanged')
