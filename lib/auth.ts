@@ -6,7 +6,7 @@ import type { FastifyRateLimitOptions, FastifyRateLimitStore, FastifyRateLimitSt
 import type { Redis } from 'ioredis'
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify'
 import { TooManyAuthFailuresError } from './errors.ts'
-import { duplicateHeader, headerCount } from './raw-headers.ts'
+import { duplicateHeader } from './raw-headers.ts'
 import { RouteFacts } from './route-facts.ts'
 
 /**
@@ -177,11 +177,11 @@ export interface AuthHook {
  * counted nor refused.
  */
 export function createAuthHook (verify: RequestStep, checkFailures?: CheckFailures, observer?: AuthObserver, accepts?: (header: string | undefined) => boolean): AuthHook {
-  // A token passes at once only when it came alone (duplicateHeader).
+  // A token passes at once only when it came alone: two are judge's to refuse.
   const passes = (request: FastifyRequest): boolean => {
     const route = RouteFacts.of(request)
     return route.operationId === undefined || route.public === true ||
-      (accepts?.(request.headers.authorization) === true && headerCount(request.raw, 'Authorization') < 2)
+      (accepts?.(request.headers.authorization) === true && duplicateHeader(request.raw, 'Authorization') === undefined)
   }
   return {
     passes,
