@@ -27,11 +27,12 @@ export interface MemoryStoreOptions {
 /** Keeps plants in the process: fast, and gone when the process ends. */
 export class MemoryStore implements PlantStorage {
   readonly #maxRecords: number
-  readonly #plants = new Map<Key, StoredPlant>()
-  // The keys in ascending order, so that a page is a walk from its first
-  // one: a B+ tree, where a key inserted anywhere costs O(log n) (a sorted
-  // array's insert in the middle moved every key above it).
-  readonly #keys = new BTree<Key, undefined>(undefined, compareKeys)
+  // The plants in ascending key order, so that a page is a walk from its
+  // first one: a B+ tree, where a key inserted anywhere costs O(log n) (a
+  // sorted array's insert in the middle moved every key above it). The one
+  // structure: a create is one descent of it, where a Map beside it made a
+  // create a lookup and two inserts, and held every key twice.
+  readonly #plants = new BTree<Key, StoredPlant>(undefined, compareKeys)
   readonly webhooks = new MemoryWebhooks()
 
   constructor ({ maxRecords = DEFAULT_MEMORY_MAX_RECORDS }: MemoryStoreOptions = {}) {
@@ -42,17 +43,16 @@ export class MemoryStore implements PlantStorage {
 
   async create (plant: StoredPlant, traceparent?: string): Promise<CreateOutcome> {
     const at = key(plant.id)
-    const existing = this.#plants.get(at)
-    if (existing !== undefined) return outcomeOver(existing, plant)
     // The process's memory is the store's disk: full, as a disk would be,
-    // before a client's creates can exhaust it.
+    // before a client's creates can exhaust it (a replay is answered still).
     if (this.#plants.size + 1 + this.webhooks.deliveriesAfterCreate > this.#maxRecords) {
+      const existing = this.#plants.get(at)
+      if (existing !== undefined) return outcomeOver(existing, plant)
       throw new StoreUnavailableError('full')
     }
     // A copy, so that the caller cannot change what is stored.
-    this.#plants.set(at, plantOf(plant.id, plant.name, plant.tag))
+    if (!this.#plants.setIfNotPresent(at, plantOf(plant.id, plant.name, plant.tag))) return outcomeOver(this.#plants.get(at)!, plant)
     if (this.webhooks.hasSubscriptions) this.webhooks.enqueue(plant.id, newPlantPayload(plant), Date.now(), traceparent)
-    this.#keys.set(at, undefined)
     return 'created'
   }
 
@@ -66,18 +66,15 @@ export class MemoryStore implements PlantStorage {
     const size = pageSize(limit)
     // (Keys from `after`'s on, itself included when stored: it is skipped.)
     const from = after === undefined ? undefined : key(after)
-    for (const at of this.#keys.keys(from)) {
+    for (const [at, plant] of this.#plants.entries(from)) {
       if (page.length === size) break
-      if (at !== from) page.push({ ...this.#plants.get(at)! })
+      if (at !== from) page.push({ ...plant })
     }
     return page
   }
 
   async delete (id: bigint): Promise<boolean> {
-    const at = key(id)
-    if (!this.#plants.delete(at)) return false
-    this.#keys.delete(at)
-    return true
+    return this.#plants.delete(key(id))
   }
 
   async ping (): Promise<void> {}
