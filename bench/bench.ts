@@ -19,6 +19,7 @@ import { copyFile, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node
 import { cpus, tmpdir, totalmem } from 'node:os'
 import { basename, delimiter, dirname, join } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
+import { setTimeout as setTimeoutCallback } from 'node:timers'
 import { setTimeout } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
@@ -166,6 +167,35 @@ async function launch (spec: SystemSpec, extraEnv: Record<string, string> = {}):
   return { ...spec, url, child, onPostgres, nextId: onPostgres ? Math.max(FIRST_ID, await largestPostgresId() + 1) : FIRST_ID }
 }
 
+// Resolves once a child's stdout, as far as it came, passes `test`; fails
+// when the child exits first or `ms` pass, so that a child that dies while
+// starting stops the bench with its output rather than hanging it.
+async function untilOutput (child: ChildProcess, test: (output: string) => boolean, ms: number, what: string): Promise<void> {
+  let output = ''
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeoutCallback(() => fail(`${ms / 1000} s passed`), ms)
+    const onData = (chunk: Buffer) => {
+      output += chunk
+      if (!test(output)) return
+      done()
+      resolve()
+    }
+    const onExit = (code: number | null, signal: string | null) => fail(`it exited (${code ?? signal})`)
+    const done = () => {
+      clearTimeout(timer)
+      child.stdout!.off('data', onData)
+      child.off('exit', onExit)
+    }
+    const fail = (why: string) => {
+      done()
+      child.kill('SIGKILL')
+      reject(new Error(`${what} did not start: ${why}; its output:\n${output}`))
+    }
+    child.stdout!.on('data', onData)
+    child.once('exit', onExit)
+  })
+}
+
 // The receiver runs beside the load generator, so that it takes no CPU
 // from the service it is measuring.
 const receivers: ChildProcess[] = []
@@ -176,7 +206,7 @@ async function subscribeReceiver (system: Running): Promise<void> {
     env: { PATH: process.env.PATH, PORT: String(port) }, stdio: ['ignore', 'pipe', 'inherit']
   })
   receivers.push(child)
-  await new Promise<void>((resolve) => child.stdout!.once('data', () => resolve()))
+  await untilOutput(child, (output) => output.length > 0, 30_000, 'the webhook receiver')
   const res = await fetch(`${system.url}/webhooks`, { method: 'POST', headers, body: JSON.stringify({ url: `http://127.0.0.1:${port}/hook` }) })
   if (res.status !== 201) throw new Error(`${system.name}: subscribing answered ${res.status}`)
   system.receiverUrl = `http://127.0.0.1:${port}/count`
@@ -525,11 +555,7 @@ for (let i = 0; i < preset.startups; i++) {
     env: { PATH, PORT: String(await freePort()), PLANT_STORE_TOKENS: TOKEN, DATABASE_URL: `file:${join(scratch, `startup-${i}`, 'plants.db')}` },
     stdio: ['ignore', 'pipe', 'ignore']
   })
-  let output = ''
-  await new Promise<void>((resolve) => child.stdout!.on('data', (chunk) => {
-    output += chunk
-    if (output.includes('Server listening')) resolve()
-  }))
+  await untilOutput(child, (output) => output.includes('Server listening'), 60_000, 'the service (start-up timing)')
   const took = performance.now() - started
   startups.push(took)
   startupRestUs += Math.max(0, await machineBusyUs() - busyBefore - await cpuUs(child.pid!))
