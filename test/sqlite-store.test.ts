@@ -177,6 +177,41 @@ t.test('bookkeeping made while creates commit waits a moment for the next create
   t.same(commits, [[1, false]], 'bookkeeping with no creates about goes at once')
 })
 
+t.test('creates that came while a batch committed wait for its clients\' next creates, and share their commit', async (t) => {
+  // Sent at once, the few creates made while a batch commits took a commit
+  // of their own, and the answered clients' next creates the one after:
+  // under load, commits alternated between a few writes and many.
+  const commits: number[] = []
+  const store = await SqliteStore.open(join(t.testdir(), 'plants.db'), { observer: { commit: (writes) => { commits.push(writes) } } })
+  t.teardown(() => store.close())
+  await store.create({ id: 0n, name: 'first' })
+  commits.length = 0
+  // Eight clients, each sending its next create once answered.
+  const clients = Array.from({ length: 8 }, (_, i) => store.create({ id: BigInt(10 + i), name: 'p' }).then(() => store.create({ id: BigInt(20 + i), name: 'next' })))
+  // (The batch of eight goes to the writer at the end of this turn; this
+  // create, made while it commits, waits for its answer.)
+  await new Promise(setImmediate)
+  const lone = store.create({ id: 99n, name: 'lone' })
+  await Promise.all([...clients, lone])
+  t.same(commits, [8, 9], 'the lone create went with the eight clients\' next ones')
+  // A few creates with no others to come are held no longer than a moment.
+  commits.length = 0
+  const started = performance.now()
+  const single = store.create({ id: 100n, name: 'one' }).then(() => performance.now())
+  await new Promise(setImmediate)
+  const after = store.create({ id: 101n, name: 'two' }).then(() => performance.now())
+  const [, answered] = await Promise.all([single, after])
+  t.same(commits, [1, 1], 'a batch of one answered: the create after it is not held')
+  t.ok(answered - started < 1000, 'and goes soon')
+  // Held, and the rest never come: the hold ends by itself.
+  commits.length = 0
+  const few = Array.from({ length: 6 }, (_, i) => store.create({ id: BigInt(200 + i), name: 'p' }))
+  await new Promise(setImmediate)
+  const late = store.create({ id: 299n, name: 'late' })
+  await Promise.all([...few, late])
+  t.same(commits, [6, 1], 'with no create to come, the held one commits alone, after the hold')
+})
+
 t.test('bookkeeping held for the creates to come is committed by a close', async (t) => {
   const path = join(t.testdir(), 'plants.db')
   const store = await SqliteStore.open(path)

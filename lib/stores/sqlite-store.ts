@@ -26,11 +26,13 @@ import type { CreateOutcome, ListOptions, PlantStorage, StoreObserver, StoredPla
 // database that stays read-only must not cost a worker start per request.
 const REOPEN_DELAY_MS = 1000
 
-// The longest the outbox's bookkeeping (claims, records) waits for creates
-// to share their commit (#send). Joined by creates, it then waits for their
-// commit's fsync too, where alone it would not: under create load, fewer
-// deliveries go out during the load, the rest after it.
-const BOOKKEEPING_HOLD_MS = 2
+// The longest writes held after a synced batch was answered wait for more
+// to share their commit (#send): the outbox's bookkeeping (claims,
+// records) for creates, a few creates for the answered clients' next ones.
+// (Joined by creates, bookkeeping then waits for their commit's fsync too,
+// where alone it would not: under create load, fewer deliveries go out
+// during the load, the rest after it.)
+const HOLD_MS = 2
 
 class FileReplacedError extends Error {}
 
@@ -156,6 +158,9 @@ export class SqliteStore implements PlantStorage {
   // Bookkeeping alone, waiting a moment for the creates that follow a
   // synced batch (#send).
   #held: NodeJS.Timeout | undefined
+  // Writes waiting that end a hold at once: 1 when bookkeeping waits for
+  // any create, more when a few creates wait for many (#send).
+  #gather = 1
   #closed = false
   #fileReplaced = false
 
@@ -215,9 +220,10 @@ export class SqliteStore implements PlantStorage {
           fail(toStoreError(message.error))
         } else {
           this.#sending = false
-          this.#observer?.commit(message.replies.reduce((writes, reply) => writes + reply.codes.length, 0), message.seconds, message.synced)
+          const writes = message.replies.reduce((sum, reply) => sum + reply.codes.length, 0)
+          this.#observer?.commit(writes, message.seconds, message.synced)
           this.#settle(message.replies, message.seconds)
-          this.#send(worker, false, this.#sendingSynced)
+          this.#send(worker, false, this.#sendingSynced ? writes : 0)
         }
       })
       worker.on('error', (err) => fail(new StoreUnavailableError(`writer failed: ${err.message}`)))
@@ -284,7 +290,7 @@ export class SqliteStore implements PlantStorage {
       // the writer commits a batch, all that arrive meanwhile (sent when it
       // answers; it could not start on them sooner).
       const waiting = this.#outbox.add(request, { resolve, reject, timing })
-      if (!this.#sending && (waiting === 1 || (this.#held !== undefined && this.#outbox.synced)) && !this.#sendScheduled) {
+      if (!this.#sending && (waiting === 1 || (this.#held !== undefined && this.#outbox.synced && waiting >= this.#gather)) && !this.#sendScheduled) {
         this.#sendScheduled = true
         setImmediate(() => {
           this.#sendScheduled = false
@@ -295,15 +301,22 @@ export class SqliteStore implements PlantStorage {
   }
 
   // `force`: at close, what is left goes now, before the writer is told to
-  // stop. `afterSynced`: a batch that had to be on the disk was just
-  // answered, so more creates are likely on their way (their clients were
-  // just answered). Bookkeeping alone then waits up to BOOKKEEPING_HOLD_MS
-  // to go with them, in their transaction, instead of taking a commit of
-  // its own ahead of them: under load, a commit saved per batch.
-  #send (worker: Worker, force = false, afterSynced = false): void {
-    if ((this.#sending && !force) || this.#outbox.pending.length === 0) return
-    if (!force && afterSynced && !this.#outbox.synced && this.#held === undefined) {
-      this.#held = setTimeout(() => this.#send(worker), BOOKKEEPING_HOLD_MS).unref()
+  // stop. `answered`: the writes of a batch that had to be on the disk,
+  // just answered, so more creates are likely on their way (their clients
+  // were just answered), and wait up to HOLD_MS for them. Bookkeeping alone
+  // then goes with the first, in its transaction, instead of taking a
+  // commit of its own ahead of them. Creates fewer than half of those
+  // answered (the few that came while the batch committed) go once half
+  // have joined them: sent at once, they took a commit of their own and
+  // the answered clients' creates the next, so that under load commits
+  // alternated between a few writes and many. Either way, under load, a
+  // commit saved per batch.
+  #send (worker: Worker, force = false, answered = 0): void {
+    const waiting = this.#outbox.pending.length
+    if ((this.#sending && !force) || waiting === 0) return
+    if (!force && answered > 0 && this.#held === undefined && (!this.#outbox.synced || waiting * 2 < answered)) {
+      this.#gather = this.#outbox.synced ? Math.ceil(answered / 2) : 1
+      this.#held = setTimeout(() => this.#send(worker), HOLD_MS).unref()
       return
     }
     clearTimeout(this.#held)
