@@ -180,11 +180,12 @@ async function untilOutput (child: ChildProcess, test: (output: string) => boole
       done()
       resolve()
     }
+    // ('close', not 'exit': its last output has been read by then.)
     const onExit = (code: number | null, signal: string | null) => fail(`it exited (${code ?? signal})`)
     const done = () => {
       clearTimeout(timer)
       child.stdout!.off('data', onData)
-      child.off('exit', onExit)
+      child.off('close', onExit)
     }
     const fail = (why: string) => {
       done()
@@ -192,7 +193,7 @@ async function untilOutput (child: ChildProcess, test: (output: string) => boole
       reject(new Error(`${what} did not start: ${why}; its output:\n${output}`))
     }
     child.stdout!.on('data', onData)
-    child.once('exit', onExit)
+    child.once('close', onExit)
   })
 }
 

@@ -94,12 +94,17 @@ class Outbox {
   readonly #nows: number[] = []
   #traceparents: Array<string | null> | undefined
   readonly #others: OtherWrite[] = []
-  /** Whether some write waiting must be on the disk before it is answered (mustSync). */
-  synced = false
+  /** The writes waiting that must be on the disk before they are answered (mustSync): creates, most often. */
+  syncedWrites = 0
+
+  /** Whether some write waiting must be on the disk before it is answered. */
+  get synced (): boolean {
+    return this.syncedWrites > 0
+  }
 
   /** Adds a write; the number of writes now waiting. */
   add (write: Write, pending: PendingWrite): number {
-    if (!this.synced && mustSync(write)) this.synced = true
+    if (mustSync(write)) this.syncedWrites++
     if (write.op === 'create') {
       this.#creates.push(1)
       this.#ids.push(write.plant.id)
@@ -150,16 +155,16 @@ export class SqliteStore implements PlantStorage {
   #outbox = new Outbox()
   #inFlight: PendingWrite[][] = []
   #reads: QueuedRead[] = []
-  // A batch is with the writer, not yet answered; and whether it must be
-  // on the disk (creates, most often).
+  // A batch is with the writer, not yet answered; and how many of its
+  // writes must be on the disk (creates, most often).
   #sending = false
-  #sendingSynced = false
+  #sendingSynced = 0
   #sendScheduled = false
-  // Bookkeeping alone, waiting a moment for the creates that follow a
-  // synced batch (#send).
+  // Writes waiting a moment, after a synced batch was answered, for the
+  // creates that follow it (#send).
   #held: NodeJS.Timeout | undefined
-  // Writes waiting that end a hold at once: 1 when bookkeeping waits for
-  // any create, more when a few creates wait for many (#send).
+  // Synced writes waiting that end a hold at once: 1 when bookkeeping waits
+  // for any create, more when a few creates wait for many (#send).
   #gather = 1
   #closed = false
   #fileReplaced = false
@@ -223,7 +228,7 @@ export class SqliteStore implements PlantStorage {
           const writes = message.replies.reduce((sum, reply) => sum + reply.codes.length, 0)
           this.#observer?.commit(writes, message.seconds, message.synced)
           this.#settle(message.replies, message.seconds)
-          this.#send(worker, false, this.#sendingSynced ? writes : 0)
+          this.#send(worker, false, this.#sendingSynced)
         }
       })
       worker.on('error', (err) => fail(new StoreUnavailableError(`writer failed: ${err.message}`)))
@@ -288,9 +293,10 @@ export class SqliteStore implements PlantStorage {
       // Writes travel in batches, one structured clone and one wake-up of
       // the writer for each: those of one turn of the event loop, or, while
       // the writer commits a batch, all that arrive meanwhile (sent when it
-      // answers; it could not start on them sooner).
+      // answers, as it could not start on them sooner, or held a moment
+      // longer for more: #send).
       const waiting = this.#outbox.add(request, { resolve, reject, timing })
-      if (!this.#sending && (waiting === 1 || (this.#held !== undefined && this.#outbox.synced && waiting >= this.#gather)) && !this.#sendScheduled) {
+      if (!this.#sending && (waiting === 1 || (this.#held !== undefined && this.#outbox.syncedWrites >= this.#gather)) && !this.#sendScheduled) {
         this.#sendScheduled = true
         setImmediate(() => {
           this.#sendScheduled = false
@@ -301,8 +307,8 @@ export class SqliteStore implements PlantStorage {
   }
 
   // `force`: at close, what is left goes now, before the writer is told to
-  // stop. `answered`: the writes of a batch that had to be on the disk,
-  // just answered, so more creates are likely on their way (their clients
+  // stop. `answered`: the writes that had to be on the disk in the batch
+  // just answered (its bookkeeping left out: no client waits on it), so more creates are likely on their way (their clients
   // were just answered), and wait up to HOLD_MS for them. Bookkeeping alone
   // then goes with the first, in its transaction, instead of taking a
   // commit of its own ahead of them. Creates fewer than half of those
@@ -312,9 +318,8 @@ export class SqliteStore implements PlantStorage {
   // alternated between a few writes and many. Either way, under load, a
   // commit saved per batch.
   #send (worker: Worker, force = false, answered = 0): void {
-    const waiting = this.#outbox.pending.length
-    if ((this.#sending && !force) || waiting === 0) return
-    if (!force && answered > 0 && this.#held === undefined && (!this.#outbox.synced || waiting * 2 < answered)) {
+    if ((this.#sending && !force) || this.#outbox.pending.length === 0) return
+    if (!force && answered > 0 && this.#held === undefined && this.#outbox.syncedWrites * 2 < answered) {
       this.#gather = this.#outbox.synced ? Math.ceil(answered / 2) : 1
       this.#held = setTimeout(() => this.#send(worker), HOLD_MS).unref()
       return
@@ -324,7 +329,7 @@ export class SqliteStore implements PlantStorage {
     const outbox = this.#outbox
     this.#outbox = new Outbox()
     this.#sending = true
-    this.#sendingSynced = outbox.synced
+    this.#sendingSynced = outbox.syncedWrites
     this.#inFlight.push(outbox.pending)
     worker.postMessage(outbox.batch())
   }
