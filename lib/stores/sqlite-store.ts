@@ -225,8 +225,7 @@ export class SqliteStore implements PlantStorage {
           fail(toStoreError(message.error))
         } else {
           this.#sending = false
-          const writes = message.replies.reduce((sum, reply) => sum + reply.codes.length, 0)
-          this.#observer?.commit(writes, message.seconds, message.synced)
+          this.#observer?.commit(message.replies.reduce((writes, reply) => writes + reply.codes.length, 0), message.seconds, message.synced)
           this.#settle(message.replies, message.seconds)
           this.#send(worker, false, this.#sendingSynced)
         }
@@ -307,16 +306,14 @@ export class SqliteStore implements PlantStorage {
   }
 
   // `force`: at close, what is left goes now, before the writer is told to
-  // stop. `answered`: the writes that had to be on the disk in the batch
-  // just answered (its bookkeeping left out: no client waits on it), so more creates are likely on their way (their clients
-  // were just answered), and wait up to HOLD_MS for them. Bookkeeping alone
-  // then goes with the first, in its transaction, instead of taking a
-  // commit of its own ahead of them. Creates fewer than half of those
-  // answered (the few that came while the batch committed) go once half
-  // have joined them: sent at once, they took a commit of their own and
-  // the answered clients' creates the next, so that under load commits
-  // alternated between a few writes and many. Either way, under load, a
-  // commit saved per batch.
+  // stop. `answered`: the synced writes of the batch just answered (not its
+  // bookkeeping: no client waits on that). Their clients' next creates are
+  // on their way, and what waits is held up to HOLD_MS for them:
+  // bookkeeping alone until the first comes (it then shares its commit
+  // rather than taking one ahead of it); creates fewer than half as many
+  // until half have joined them (sent at once, they took a commit of their
+  // own, so that under load commits alternated between a few writes and
+  // many). Either way, under load, a commit saved per batch.
   #send (worker: Worker, force = false, answered = 0): void {
     if ((this.#sending && !force) || this.#outbox.pending.length === 0) return
     if (!force && answered > 0 && this.#held === undefined && this.#outbox.syncedWrites * 2 < answered) {
