@@ -85,14 +85,19 @@ t.test('one rule for the forms of an int64 number: its exact value must be a who
     ['10e-1', 1n], ['9007199254740993.0', 9007199254740993n], ['90071992547409930e-1', 9007199254740993n],
     ['9.223372036854775807e18', 9223372036854775807n], ['-9223372036854775808', -9223372036854775808n],
     ['1.5', undefined], ['1e-1', undefined], ['9223372036854775808', undefined], ['-9223372036854775809', undefined],
-    ['1e19', undefined], ['1e300', undefined], ['1e9999999999', undefined], ['0.1e1', 1n], ['123e-2', undefined]
+    ['1e19', undefined], ['1e300', undefined], ['1e9999999999', undefined], ['0.1e1', 1n], ['123e-2', undefined],
+    ['999999999999999999', 999999999999999999n], ['-999999999999999999', -999999999999999999n], ['1000000000000000000', 1000000000000000000n],
+    ['9999999999999999999', undefined], ['-', undefined], ['', undefined], ['1a', undefined], ['1 ', undefined]
   ]
   for (const [token, value] of cases) t.equal(int64FromJsonNumber(token), value, token)
   t.equal(int64FromJsonNumber('1'.repeat(100_000)), undefined, 'a huge literal is refused before BigInt reads it')
   t.equal(int64FromDigits('007'), 7n)
   t.equal(int64FromDigits('-9223372036854775808'), -9223372036854775808n)
   t.equal(int64FromDigits('0'.repeat(50) + '1'), 1n, 'leading zeros do not count against the length')
-  for (const text of ['1e3', '1.0', '+1', '', '-', '9223372036854775808', '9'.repeat(10_000)]) t.equal(int64FromDigits(text), undefined, text)
+  for (const text of ['1e3', '1.0', '+1', '', '-', '--1', '1-', '9223372036854775808', '9'.repeat(10_000), '12/', ':1']) t.equal(int64FromDigits(text), undefined, text)
+  t.equal(int64FromDigits('-0'), 0n)
+  t.equal(int64FromDigits('999999999999999999'), 999999999999999999n)
+  t.equal(int64FromDigits('9223372036854775807'), 9223372036854775807n)
 })
 
 t.test(`nesting past ${MAX_DEPTH} levels is refused, with or without long numbers`, async (t) => {
