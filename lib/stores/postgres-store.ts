@@ -63,15 +63,20 @@ const STATEMENTS = {
   // two instances creating one id exactly one inserts it. Within a batch,
   // the first of several rows with one id is the one inserted. The same
   // statement writes each inserted plant's webhook deliveries, one per
-  // subscription: a plant and its events commit together.
+  // subscription: a plant and its events commit together. The batch comes
+  // as one JSON array of rows, [id, name, tag, payload, traceparent]:
+  // V8's JSON.stringify writes it natively, where node-postgres would write
+  // an array literal per column, escaping each element with two regex
+  // replaces (some 6,000 instructions a create, callgrind).
   plant_store_insert: `WITH batch AS (
-      SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $6::text[]) WITH ORDINALITY AS b (id, name, tag, payload, traceparent, n)
+      SELECT (r->>0)::bigint AS id, r->>1 AS name, r->>2 AS tag, r->>3 AS payload, r->>4 AS traceparent, n
+        FROM json_array_elements($1::json) WITH ORDINALITY AS b (r, n)
     ), inserted AS (
       INSERT INTO plants (id, name, tag) SELECT id, name, tag FROM batch ORDER BY n
       ON CONFLICT (id) DO NOTHING RETURNING id
     ), events AS (
       INSERT INTO webhook_deliveries (subscription_seq, plant_id, payload, next_attempt_at, created_at, traceparent)
-      SELECT s.seq, i.id, first.payload, $5, $5, first.traceparent FROM inserted i
+      SELECT s.seq, i.id, first.payload, $2, $2, first.traceparent FROM inserted i
         CROSS JOIN LATERAL (SELECT payload, traceparent FROM batch WHERE batch.id = i.id ORDER BY n LIMIT 1) first
         CROSS JOIN webhook_subscriptions s
     )
@@ -271,9 +276,9 @@ export class PostgresStore implements PlantStorage {
 
   async #createAll (writes: Array<{ plant: StoredPlant, traceparent: string | undefined }>): Promise<CreateOutcome[]> {
     const plants = writes.map(({ plant }) => plant)
-    const ids = plants.map(({ id }) => id.toString())
-    const inserted = await this.#query<{ id: string }>('plant_store_insert',
-      [ids, plants.map(({ name }) => name), plants.map(({ tag }) => tag ?? null), plants.map(newPlantPayload), Date.now(), writes.map(({ traceparent }) => traceparent ?? null)])
+    // (Validated text: no NUL, no unpaired surrogate, which PostgreSQL's text refuses.)
+    const batch = JSON.stringify(writes.map(({ plant, traceparent }) => [plant.id.toString(), plant.name, plant.tag ?? null, newPlantPayload(plant), traceparent ?? null]))
+    const inserted = await this.#query<{ id: string }>('plant_store_insert', [batch, Date.now()])
     const fresh = new Set(inserted.rows.map(({ id }) => id))
     const outcomes: Array<CreateOutcome | undefined> = plants.map(({ id }) => {
       const key = id.toString()
