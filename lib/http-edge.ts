@@ -40,7 +40,7 @@ export const DEFAULT_EDGE_LIMITS = { headersTimeout: 10_000, requestTimeout: 30_
 // any bounded request handling.
 const IDLE_TIMEOUT = 60_000
 // How often per idle timeout the connections are looked at: a stalled one
-// goes within the timeout and a sixth of it.
+// goes within the timeout and two looks (a third of it).
 const IDLE_LOOKS = 6
 
 /** Node's default; the request line and headers together may not exceed it. */
@@ -249,7 +249,10 @@ export function guardEdge (app: FastifyInstance, limits: EdgeLimits): void {
  * (callgrind, main thread). Looking at every connection IDLE_LOOKS times per
  * `idleMs` costs requests nothing. A connection with no answer under way
  * is reading a request, which its header and request timeouts bound, or
- * kept alive, which the keep-alive timeout bounds.
+ * kept alive, which the keep-alive timeout bounds; but once the server is
+ * closing, Node checks those timeouts no more (its close stops the check),
+ * and every connection is watched, as Node's socket timeout did. Time is
+ * the monotonic clock's: a step of the wall clock drops nothing.
  */
 export function dropStalledConnections (server: Server, idleMs: number): void {
   // Per connection: its bytes either way when last seen to move, and when.
@@ -259,12 +262,13 @@ export function dropStalledConnections (server: Server, idleMs: number): void {
     socket.once('close', () => watched.delete(socket))
   })
   const look = setInterval(() => {
-    const now = Date.now()
+    const now = performance.now()
+    const closing = !server.listening
     for (const [socket, seen] of watched) {
       // Node's record of the answer it is writing: none between requests.
-      const answering = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage != null
-      const moved = answering ? socket.bytesRead + socket.bytesWritten : -1
-      if (moved !== seen.moved || !answering) {
+      const watching = closing || (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage != null
+      const moved = watching ? socket.bytesRead + socket.bytesWritten : -1
+      if (moved !== seen.moved || !watching) {
         seen.moved = moved
         seen.since = now
       } else if (now - seen.since >= idleMs) {

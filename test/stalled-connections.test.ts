@@ -72,6 +72,31 @@ t.test('a kept-alive connection between requests is the keep-alive timeout\'s, n
   t.equal(answers.length, 2, `a second answer on the same connection after ${3 * IDLE_MS} ms idle`)
 })
 
+t.test('while the server closes, a silent or half-sent connection is dropped after the idle time, and the close ends', async (t) => {
+  // (Node's close stops its header and request timeout checks.)
+  const { url, server } = await serve(t, (res) => res.end('ok'))
+  const silent = open(t, url)
+  const halfSent = open(t, url)
+  halfSent.write('GET / HT')
+  await sleep(100)
+  const closed = new Promise<number>((resolve) => server.close(() => resolve(Date.now())))
+  const began = Date.now()
+  const ends = await Promise.all([silent.ended, halfSent.ended])
+  t.ok(ends.every(({ after }) => after <= 100 + IDLE_MS + SLACK), `both dropped (${ends.map(({ after }) => after).join(', ')} ms)`)
+  t.ok(await closed - began <= IDLE_MS + SLACK, 'and the server closed')
+})
+
+t.test('a step of the wall clock drops nothing: idle time is the monotonic clock\'s', async (t) => {
+  const { url } = await serve(t, (res) => { setTimeout(() => res.end('ok'), IDLE_MS * 3 / 4) })
+  const wallClock = Date.now
+  t.teardown(() => { Date.now = wallClock })
+  const answer = fetch(url)
+  await sleep(IDLE_MS / 4)
+  Date.now = () => wallClock() + 3_600_000
+  const res = await answer
+  t.equal(res.status, 200, 'answered, though the wall clock jumped an hour meanwhile')
+})
+
 t.test('the edge sets no socket timeout of Node\'s: a request arms no timer for it', async (t) => {
   // (Node's would be armed by every request and rearmed by every read and write.)
   const app = Fastify(edgeServerOptions({ ...DEFAULT_EDGE_LIMITS, maxConnections: 100 }))
