@@ -96,12 +96,17 @@ function answerAndClose (socket: Socket, answer: string): void {
 
 const refusing = new WeakSet<Socket>()
 
+// Node's own record of the answer it is writing on a connection (those of
+// requests pipelined behind it wait in a queue): none between requests.
+function answerUnderWay (socket: Socket): ServerResponse | null | undefined {
+  return (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage
+}
+
 // Calls `then` once the answers to the complete requests before the bad
 // one are written (or never, if the connection closes first); at once
 // when the answer under way is the bad request's own.
 function afterAnswersInFlight (socket: Socket, then: () => void): void {
-  // Node's own record of the answer it is writing (the queue follows).
-  const current = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage
+  const current = answerUnderWay(socket)
   if (current === null || current === undefined || !current.req.complete) return then()
   current.once('close', () => {
     if (!socket.destroyed) afterAnswersInFlight(socket, then)
@@ -159,7 +164,7 @@ export function edgeServerOptions (limits: EdgeLimits): FastifyHttpOptions<Serve
       afterAnswersInFlight(socket, () => {
         // An answer already begun must not be corrupted by another one:
         // then the connection just ends (Node's own rule).
-        const begun = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage?.headersSent
+        const begun = answerUnderWay(socket)?.headersSent
         if (socket.writable && !begun) answerAndClose(socket, rawAnswer(answer))
         else socket.destroy()
       })
@@ -265,8 +270,7 @@ export function dropStalledConnections (server: Server, idleMs: number): void {
     const now = performance.now()
     const closing = !server.listening
     for (const [socket, seen] of watched) {
-      // Node's record of the answer it is writing: none between requests.
-      const watching = closing || (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage != null
+      const watching = closing || answerUnderWay(socket) != null
       const moved = watching ? socket.bytesRead + socket.bytesWritten : -1
       if (moved !== seen.moved || !watching) {
         seen.moved = moved
