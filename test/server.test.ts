@@ -203,11 +203,13 @@ t.test('SIGTERM while a client is still sending its body: a clean exit, not a ti
 // its shebang line choosing Node's flags. What the bin's Node sees, printed
 // before the server starts.
 async function launched (env: NodeJS.ProcessEnv = {}) {
-  const show = 'console.log(JSON.stringify({argv:process.execArgv,tunables:process.env.GLIBC_TUNABLES}));process.exit(0)'
+  // (V8's platform threads are named V8Worker, seen in /proc on Linux.)
+  const show = "const fs=process.getBuiltinModule('node:fs');const v8Workers=process.platform==='linux'?fs.readdirSync('/proc/self/task').filter((id)=>fs.readFileSync('/proc/self/task/'+id+'/comm','utf8').trim()==='V8Worker').length:undefined;" +
+    'console.log(JSON.stringify({argv:process.execArgv,tunables:process.env.GLIBC_TUNABLES,v8Workers}));process.exit(0)'
   const { stdout } = await promisify(execFile)(SERVER, [], {
     env: { PATH, ...env, NODE_OPTIONS: `--import=data:text/javascript,${encodeURIComponent(show)}` }
   })
-  return JSON.parse(stdout) as { argv: string[], tunables?: string }
+  return JSON.parse(stdout) as { argv: string[], tunables?: string, v8Workers?: number }
 }
 
 // What the bin tells V8 once it listens, seen by a wrapper put around
@@ -231,9 +233,11 @@ t.test('the bin, once listening (not before: start-up would pay), has V8 free fi
   t.equal(await server.stop('SIGTERM'), 0)
 })
 
-t.test('the bin, executed: Node with a small young generation, and malloc as the caller set it', async (t) => {
-  const { argv, tunables } = await launched()
+t.test('the bin, executed: Node with a small young generation, one V8 helper thread, and malloc as the caller set it', async (t) => {
+  const { argv, tunables, v8Workers } = await launched()
   t.ok(argv.includes('--max-semi-space-size=4'), 'the shebang\'s flag')
+  // (Node's default is four, whatever the cores: README, Memory.)
+  if (process.platform === 'linux') t.equal(v8Workers, 1, 'one V8 platform thread')
   // (A fixed mmap threshold makes every answer over it a fresh mapping: README, Memory.)
   t.equal(tunables, undefined, 'no malloc setting of its own')
   t.equal((await launched({ GLIBC_TUNABLES: 'glibc.malloc.arena_max=2' })).tunables, 'glibc.malloc.arena_max=2', 'a caller\'s reaches Node unchanged')
