@@ -203,8 +203,9 @@ t.test('SIGTERM while a client is still sending its body: a clean exit, not a ti
 // its shebang line choosing Node's flags. What the bin's Node sees, printed
 // before the server starts.
 async function launched (env: NodeJS.ProcessEnv = {}) {
-  // (V8's platform threads are named V8Worker, seen in /proc on Linux.)
-  const show = "const fs=process.getBuiltinModule('node:fs');const v8Workers=process.platform==='linux'?fs.readdirSync('/proc/self/task').filter((id)=>fs.readFileSync('/proc/self/task/'+id+'/comm','utf8').trim()==='V8Worker').length:undefined;" +
+  // (V8's platform threads, seen in /proc on Linux: V8Worker on Node 24,
+  // node-V8Worker on 26.)
+  const show = "const fs=process.getBuiltinModule('node:fs');const v8Workers=process.platform==='linux'?fs.readdirSync('/proc/self/task').filter((id)=>fs.readFileSync('/proc/self/task/'+id+'/comm','utf8').trim().endsWith('V8Worker')).length:undefined;" +
     'console.log(JSON.stringify({argv:process.execArgv,tunables:process.env.GLIBC_TUNABLES,v8Workers}));process.exit(0)'
   const { stdout } = await promisify(execFile)(SERVER, [], {
     env: { PATH, ...env, NODE_OPTIONS: `--import=data:text/javascript,${encodeURIComponent(show)}` }
