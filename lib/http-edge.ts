@@ -250,8 +250,8 @@ export function guardEdge (app: FastifyInstance, limits: EdgeLimits): void {
  * Drops each connection whose answer has been under way with no traffic
  * either way for `idleMs`. Node's way, a socket timeout (`server.timeout`,
  * which Fastify's connectionTimeout sets), arms a timer for every request
- * and rearms it on every read and write: some 1,600 instructions a create
- * (callgrind, main thread). Looking at every connection IDLE_LOOKS times per
+ * and rearms it on every read and write, work paid by every request.
+ * Looking at every connection IDLE_LOOKS times per
  * `idleMs` costs requests nothing. A connection with no answer under way
  * is reading a request, which its header and request timeouts bound, or
  * kept alive, which the keep-alive timeout bounds; but once the server is

@@ -67,8 +67,7 @@ const STATEMENTS = {
   // as one JSON array of rows, [id, name, tag, payload, traceparent]:
   // V8's JSON.stringify writes it natively, where node-postgres would write
   // an array literal per column, escaping each element with two regex
-  // replaces (some 12,000 instructions a create on the main thread,
-  // callgrind).
+  // replaces.
   plant_store_insert: `WITH batch AS (
       SELECT (r->>0)::bigint AS id, r->>1 AS name, r->>2 AS tag, r->>3 AS payload, r->>4 AS traceparent, n
         FROM json_array_elements($1::json) WITH ORDINALITY AS b (r, n)
