@@ -2,7 +2,7 @@
 // installed into a fresh Fastify app (npm only, from the registry's cache),
 // type-checked as TypeScript, run as an ES module and as CommonJS.
 import { execFile } from 'node:child_process'
-import { readFile, readdir, rename, writeFile } from 'node:fs/promises'
+import { copyFile, cp, readFile, readdir, rename, stat, symlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
@@ -78,9 +78,26 @@ t.test('npm pack: the built package, nothing of its tests or benchmark', async (
   }
   t.same(paths.filter((path) => !/^(dist\/|spec\/plant-store\.yaml$|package\.json$|README\.md$|LICENSE)/.test(path)), [], 'nothing else')
   t.same(paths.filter((path) => /^dist\/(test|bench)\/|\.ts$/.test(path) && !path.endsWith('.d.ts')), [], 'no tests, no benchmark, no sources')
+  t.notOk(paths.includes('dist/.tsbuildinfo'), 'not the incremental build\'s record')
   // Twice: as itself, and renamed (an alias, as a fork or a scoped copy would be).
   await npm(['install', '--prefer-offline', join(dir, filename), `renamed-plants@file:${join(dir, filename)}`, 'fastify@^5'], app)
   t.ok((await readdir(join(app, 'node_modules'))).includes('plant-store'), 'installed into a fresh app')
+})
+
+// prepack deletes dist/ and builds again. The incremental build's record
+// lives in dist/, so that it goes with it: kept elsewhere, it said that
+// nothing had changed, tsc wrote nothing, and the pack had no dist/. (In a
+// copy of the sources: this checkout's dist/ is in use by the other tests.)
+t.test('prepack in a checkout built before: dist/ deleted and built again, bin included', async (t) => {
+  const checkout = t.testdir({})
+  for (const name of ['package.json', 'tsconfig.json', 'tsconfig.build.json']) await copyFile(join(root, name), join(checkout, name))
+  for (const name of ['lib', 'service']) await cp(join(root, name), join(checkout, name), { recursive: true })
+  await symlink(join(root, 'node_modules'), join(checkout, 'node_modules'), 'dir')
+  await npm(['run', 'build'], checkout)
+  await npm(['run', 'prepack'], checkout)
+  const bin = await stat(join(checkout, 'dist/lib/bin.js'))
+  t.ok((bin.mode & 0o111) !== 0, 'dist/lib/bin.js built again, executable')
+  t.ok((await stat(join(checkout, 'dist/lib/plugin.js'))).isFile(), 'and the plugin')
 })
 
 t.test('a TypeScript host app type-checks against it and runs under /api', async (t) => {
