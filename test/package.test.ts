@@ -86,8 +86,9 @@ t.test('npm pack: the built package, nothing of its tests or benchmark', async (
 
 // prepack deletes dist/ and builds again. The incremental build's record
 // lives in dist/, so that it goes with it: kept elsewhere, it said that
-// nothing had changed, tsc wrote nothing, and the pack had no dist/. (In a
-// copy of the sources: this checkout's dist/ is in use by the other tests.)
+// nothing had changed, tsc wrote nothing, and the build failed (no
+// dist/lib/bin.js to chmod). (In a copy of the sources: this checkout's
+// dist/ is in use by the other tests.)
 t.test('prepack in a checkout built before: dist/ deleted and built again, bin included', async (t) => {
   const checkout = t.testdir({})
   for (const name of ['package.json', 'tsconfig.json', 'tsconfig.build.json']) await copyFile(join(root, name), join(checkout, name))
