@@ -92,7 +92,9 @@ t.test('npm pack: the built package, nothing of its tests or benchmark', async (
 t.test('prepack in a checkout built before: dist/ deleted and built again, bin included', async (t) => {
   const checkout = t.testdir({})
   for (const name of ['package.json', 'tsconfig.json', 'tsconfig.build.json']) await copyFile(join(root, name), join(checkout, name))
-  for (const name of ['lib', 'service']) await cp(join(root, name), join(checkout, name), { recursive: true })
+  // (The sources the build compiles: its own `include`.)
+  const { include } = JSON.parse(await readFile(join(root, 'tsconfig.build.json'), 'utf8')) as { include: string[] }
+  for (const name of include) await cp(join(root, name), join(checkout, name), { recursive: true })
   await symlink(join(root, 'node_modules'), join(checkout, 'node_modules'), 'dir')
   await npm(['run', 'build'], checkout)
   await npm(['run', 'prepack'], checkout)
