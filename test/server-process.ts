@@ -1,6 +1,6 @@
 // The standalone server in a real process on a real port, as users run it
 // (`npm start`, the bin): started from dist/, which `npm test` builds first.
-import { spawn } from 'node:child_process'
+import { execFileSync, spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { createServer } from 'node:net'
 import type { AddressInfo } from 'node:net'
@@ -27,7 +27,7 @@ export interface RunOptions {
   args?: string[]
   /** The process's file-descriptor limit (`ulimit -n`). */
   descriptors?: number
-  /** Lead a process group of its own, so that a signal can reach it and its workers at once. */
+  /** Lead a process group of its own, so that a signal can reach it and its workers at once (start's always do). */
   group?: boolean
 }
 
@@ -56,6 +56,21 @@ export function run (env: NodeJS.ProcessEnv, { cwd, args = [], descriptors, grou
   return { child, exited, stdout: () => stdout, stderr: () => stderr }
 }
 
+// Processes that pgrep finds (none: it exits 1).
+function pgrep (...args: string[]): number[] {
+  try {
+    return execFileSync('pgrep', args, { encoding: 'utf8' }).split('\n').filter(Boolean).map(Number)
+  } catch {
+    return []
+  }
+}
+
+/** A process's children (a WORKERS primary's workers), by pid. */
+export const children = (pid: number): number[] => pgrep('-P', String(pid))
+
+/** The processes of a process group. */
+const inGroup = (pgid: number): number[] => pgrep('-g', String(pgid))
+
 export async function freePort (): Promise<number> {
   const server = createServer().listen(0, '127.0.0.1')
   await once(server, 'listening')
@@ -64,9 +79,12 @@ export async function freePort (): Promise<number> {
   return port
 }
 
+// How long a killed primary's workers may take to notice and exit.
+const LEFTOVER_MS = 10_000
+
 export async function start (t: Test, env: NodeJS.ProcessEnv = {}, options: RunOptions = {}): Promise<Running> {
   const port = await freePort()
-  const proc = run({ PORT: String(port), ...env }, options)
+  const proc = run({ PORT: String(port), ...env }, { ...options, group: true })
   const url = `http://127.0.0.1:${port}`
   // Ready when it answers, whatever its log level.
   for (;;) {
@@ -80,9 +98,18 @@ export async function start (t: Test, env: NodeJS.ProcessEnv = {}, options: RunO
     return proc.exited
   }
   t.teardown(async () => {
-    // (A group's workers go with it.)
-    if (options.group) try { process.kill(-proc.child.pid!, 'SIGKILL') } catch {}
     await stop('SIGKILL')
+    // A worker exits once its primary is gone (workers.test.ts checks it):
+    // one still here would hold this file's pipes open until tap's timeout,
+    // with nothing said. The server leads a process group of its own, so
+    // that what is left of it can be found: it is said, and killed.
+    const pid = proc.child.pid!
+    for (const deadline = Date.now() + LEFTOVER_MS; inGroup(pid).length > 0 && Date.now() < deadline;) await setTimeout(50)
+    const left = inGroup(pid)
+    if (left.length > 0) {
+      t.comment(`process(es) ${left.join(', ')} of the server's group outlived it by ${LEFTOVER_MS} ms: killed`)
+      try { process.kill(-pid, 'SIGKILL') } catch {}
+    }
   })
   return { pid: proc.child.pid!, url, stdout: proc.stdout, stderr: proc.stderr, stop, exited: proc.exited }
 }

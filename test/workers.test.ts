@@ -3,7 +3,6 @@
 // them all, a dead worker is replaced, a stop (to the primary, or to the
 // whole group, twice) drains them all with nothing acknowledged lost, and
 // instances plus workers share one failure limit through Redis.
-import { execFileSync } from 'node:child_process'
 import { randomInt } from 'node:crypto'
 import { connect } from 'node:net'
 import { join } from 'node:path'
@@ -12,19 +11,12 @@ import t from 'tap'
 import type { Test } from 'tap'
 import { until } from './helper.ts'
 import { POSTGRES_SKIP, freshSchemaUrl } from './postgres.ts'
-import { run, start } from './server-process.ts'
+import { alive } from './raw-http.ts'
+import { children, run, start } from './server-process.ts'
 import type { Running } from './server-process.ts'
 
 const TOKEN = 'worker-token'
 const AUTH = { authorization: `Bearer ${TOKEN}` }
-
-function children (pid: number): number[] {
-  try {
-    return execFileSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' }).split('\n').filter(Boolean).map(Number)
-  } catch {
-    return []
-  }
-}
 
 async function metric (server: Running, series: string): Promise<number | undefined> {
   const text = await fetch(`${server.url}/metrics`, { headers: AUTH }).then((res) => res.text(), () => '')
@@ -33,8 +25,8 @@ async function metric (server: Running, series: string): Promise<number | undefi
 }
 
 /** Started, with every one of its `workers` workers ready. */
-async function startWorkers (t: Test, env: NodeJS.ProcessEnv, workers = 2, group = false): Promise<Running> {
-  const server = await start(t, { PLANT_STORE_TOKENS: TOKEN, WORKERS: String(workers), LOG_LEVEL: 'info', ...env }, { group })
+async function startWorkers (t: Test, env: NodeJS.ProcessEnv, workers = 2): Promise<Running> {
+  const server = await start(t, { PLANT_STORE_TOKENS: TOKEN, WORKERS: String(workers), LOG_LEVEL: 'info', ...env })
   await until(async () => await metric(server, 'plant_store_ready') === workers, `${workers} workers ready`, 30_000)
   return server
 }
@@ -114,6 +106,17 @@ t.test('a worker that dies is replaced; the others keep serving', async (t) => {
   t.match(server.stdout(), /"msg":"a worker died: starting another"/)
 })
 
+t.test('SIGKILL to the primary: its workers do not outlive it', async (t) => {
+  const server = await startWorkers(t, { DATABASE_URL: `file:${join(t.testdir(), 'plants.db')}` })
+  const workers = children(server.pid)
+  t.equal(workers.length, 2)
+  process.kill(server.pid, 'SIGKILL')
+  await server.exited
+  // (The primary cannot tell them: each sees its channel close.)
+  await until(() => !workers.some(alive), 'both workers gone', 10_000)
+  t.same(workers.filter(alive), [], 'no worker left')
+})
+
 t.test('a worker that hangs is left out of scrapes, which still answer, and say so', async (t) => {
   const server = await startWorkers(t, { DATABASE_URL: `file:${join(t.testdir(), 'plants.db')}`, METRICS_PUBLIC: 'true' })
   const [stuck] = children(server.pid)
@@ -154,7 +157,7 @@ t.test('SIGTERM to the primary alone, mid-load: every worker drains, exit 0, eve
 })
 
 t.test('SIGTERM to the whole process group, twice: one clean stop, exit 0', async (t) => {
-  const server = await startWorkers(t, { DATABASE_URL: `file:${join(t.testdir(), 'plants.db')}` }, 2, true)
+  const server = await startWorkers(t, { DATABASE_URL: `file:${join(t.testdir(), 'plants.db')}` })
   // A request whose body has not all come holds its worker's drain open,
   // so that the second signal finds the group still stopping. (Without
   // it, the stop could end before the second signal was sent.)
