@@ -69,6 +69,7 @@ const GENERATOR = args.generator ?? (hasWrk() ? 'wrk' : 'autocannon')
 // autocannon's workers: one per core), where taskset exists.
 const GENERATOR_CORES = Math.max(1, cpus().length - 1)
 const GENERATOR_CPUS = cpus().length > 2 ? `1-${cpus().length - 1}` : '1'
+const ALL_CPUS = `0-${cpus().length - 1}`
 const pinned = (() => {
   try {
     execFileSync('taskset', ['-p', '-c', GENERATOR_CPUS, String(process.pid)], { stdio: 'ignore' })
@@ -548,16 +549,22 @@ async function quiet (): Promise<void> {
 const startups: number[] = []
 let startupRestUs = 0
 let startupWallUs = 0
+let startupCores = 'unknown'
 for (let i = 0; i < preset.startups; i++) {
   await quiet()
   const busyBefore = await machineBusyUs()
   const started = performance.now()
-  const child = spawn(SERVICE, {
+  // On every core, as the service starts where it is deployed: this
+  // process is pinned to the generator's core (above), and a child spawned
+  // plainly would inherit that one core (taskset execs, same pid).
+  const child = spawn(pinned ? 'taskset' : SERVICE, pinned ? ['-c', ALL_CPUS, SERVICE] : [], {
     env: { PATH, PORT: String(await freePort()), PLANT_STORE_TOKENS: TOKEN, DATABASE_URL: `file:${join(scratch, `startup-${i}`, 'plants.db')}` },
     stdio: ['ignore', 'pipe', 'ignore']
   })
   await untilOutput(child, (output) => output.includes('Server listening'), 60_000, 'the service (start-up timing)')
   const took = performance.now() - started
+  // (The cores it had, as Linux says: the table names them.)
+  startupCores = /^Cpus_allowed_list:\s*(\S+)$/m.exec(await readFile(`/proc/${child.pid}/status`, 'utf8').catch(() => ''))?.[1] ?? startupCores
   startups.push(took)
   startupRestUs += Math.max(0, await machineBusyUs() - busyBefore - await cpuUs(child.pid!))
   startupWallUs += took * 1000
@@ -834,7 +841,7 @@ for (const key of ['memory', 'sqlite']) {
 const startup = median(startups)
 // How busy the rest of the machine was while the service started, in cores.
 const startupRest = startupRestUs / startupWallUs
-target('start-up to listening ≤ 400 ms (SQLite, fresh file)', startup, `${fmt(startup)} ms (rest of the machine ${fmt(startupRest, 2)} cores busy meanwhile)`, startup <= 400)
+target('start-up to listening ≤ 400 ms (SQLite, fresh file, every core)', startup, `${fmt(startup)} ms on cores ${startupCores} (rest of the machine ${fmt(startupRest, 2)} cores busy meanwhile)`, startup <= 400)
 
 // The webhook backlog: how long deliveries took once each round's load ended.
 const delivering = specs.filter((spec) => spec.webhook === true)
