@@ -27,8 +27,6 @@ export interface RunOptions {
   args?: string[]
   /** The process's file-descriptor limit (`ulimit -n`). */
   descriptors?: number
-  /** Lead a process group of its own, so that a signal can reach it and its workers at once (start's always do). */
-  group?: boolean
 }
 
 /** This test's Node first, for the shebang's `env` to find. */
@@ -36,7 +34,9 @@ export const PATH = [dirname(process.execPath), process.env.PATH].join(delimiter
 
 // The bin is executed, as `npm start` and an installed `plant-store` do:
 // its shebang line picks Node's flags and environment.
-export function run (env: NodeJS.ProcessEnv, { cwd, args = [], descriptors, group = false }: RunOptions = {}) {
+// `group`: lead a process group of its own, so that a signal can reach it
+// and its workers at once, and what is left of it can be found (start's do).
+export function run (env: NodeJS.ProcessEnv, { cwd, args = [], descriptors }: RunOptions = {}, group = false) {
   // The shell sets the limit, then becomes the server (same pid).
   const [command, ...prefix] = descriptors === undefined
     ? [SERVER]
@@ -84,7 +84,7 @@ const LEFTOVER_MS = 10_000
 
 export async function start (t: Test, env: NodeJS.ProcessEnv = {}, options: RunOptions = {}): Promise<Running> {
   const port = await freePort()
-  const proc = run({ PORT: String(port), ...env }, { ...options, group: true })
+  const proc = run({ PORT: String(port), ...env }, options, true)
   const url = `http://127.0.0.1:${port}`
   // Ready when it answers, whatever its log level.
   for (;;) {
@@ -104,8 +104,12 @@ export async function start (t: Test, env: NodeJS.ProcessEnv = {}, options: RunO
     // with nothing said. The server leads a process group of its own, so
     // that what is left of it can be found: it is said, and killed.
     const pid = proc.child.pid!
-    for (const deadline = Date.now() + LEFTOVER_MS; inGroup(pid).length > 0 && Date.now() < deadline;) await setTimeout(50)
-    const left = inGroup(pid)
+    const deadline = Date.now() + LEFTOVER_MS
+    let left = inGroup(pid)
+    while (left.length > 0 && Date.now() < deadline) {
+      await setTimeout(50)
+      left = inGroup(pid)
+    }
     if (left.length > 0) {
       t.comment(`process(es) ${left.join(', ')} of the server's group outlived it by ${LEFTOVER_MS} ms: killed`)
       try { process.kill(-pid, 'SIGKILL') } catch {}
