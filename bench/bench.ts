@@ -27,6 +27,7 @@ import autocannon from 'autocannon'
 import pg from 'pg'
 import { CATEGORIES, PERF_HZ, PERF_NODE_OPTIONS, forget, microseconds, recordPerf, splitPerf, totalOf } from './perf-profile.ts'
 import type { Category, CpuSplit } from './perf-profile.ts'
+import { allowedCores, canPlace, coresOf, formatCores, onCores } from './cores.ts'
 import { hasCallgrind, hasPerf, hasWrk } from './tools.ts'
 
 const { values: args } = parseArgs({
@@ -65,19 +66,20 @@ const here = (path: string) => fileURLToPath(new URL(path, import.meta.url))
 // otherwise, or when asked (--generator autocannon).
 const GENERATOR = args.generator ?? (hasWrk() ? 'wrk' : 'autocannon')
 
-// Server on core 0, the load generator on every other core (wrk's threads,
-// autocannon's workers: one per core), where taskset exists.
-const GENERATOR_CORES = Math.max(1, cpus().length - 1)
-const GENERATOR_CPUS = cpus().length > 2 ? `1-${cpus().length - 1}` : '1'
-const ALL_CPUS = `0-${cpus().length - 1}`
-const pinned = (() => {
-  try {
-    execFileSync('taskset', ['-p', '-c', GENERATOR_CPUS, String(process.pid)], { stdio: 'ignore' })
-    return cpus().length > 1
-  } catch {
-    return false
-  }
-})()
+// Server on the first of this process's cores, the load generator on the
+// others (wrk's threads, autocannon's workers: one per core), where taskset
+// can place them; the cores are those Linux gave this process, not every
+// core the machine has (bench/cores.ts).
+const CORES = allowedCores()
+const pinned = CORES.length > 1 && canPlace()
+const SERVER_CORES = pinned ? CORES.slice(0, 1) : CORES
+const LOAD_CORES = pinned ? CORES.slice(1) : CORES
+const GENERATOR_CORES = Math.max(1, CORES.length - 1)
+// (-a: every thread of this process, autocannon's workers to come included.)
+if (pinned) execFileSync('taskset', ['-a', '-p', '-c', formatCores(LOAD_CORES), String(process.pid)], { stdio: 'ignore' })
+/** `command` on `cores` where the bench places processes, as it is otherwise. */
+const placed = (cores: number[], command: string, args: string[]): [string, string[]] => pinned ? onCores(cores, command, args) : [command, args]
+const coresWord = (cores: number[]) => `core${cores.length > 1 ? 's' : ''} ${formatCores(cores)}`
 
 interface SystemSpec {
   key: string
@@ -88,7 +90,7 @@ interface SystemSpec {
   webhook?: boolean
   /** Bound by its CPU alone (no database to wait for): under 90 % busy, the generator was the limit. */
   cpuBound?: boolean
-  /** Not pinned: server and generator share every core (the scale curve). */
+  /** Server and generator share every core (the scale curve). */
   spread?: boolean
   /** Run under this command (valgrind's callgrind), with Node and its flags named. */
   wrap?: string[]
@@ -102,6 +104,8 @@ interface Running extends SystemSpec {
   onPostgres: boolean
   /** The subscribed receiver's URL, where it counts what it received. */
   receiverUrl?: string
+  /** The cores Linux gave it, as it says. */
+  cores: string
 }
 
 // Where the ids of a launched system's creates start (bare Fastify keeps
@@ -133,9 +137,10 @@ const PATH = [dirname(process.execPath), process.env.PATH].join(delimiter)
 
 async function launch (spec: SystemSpec, extraEnv: Record<string, string> = {}): Promise<Running> {
   const port = await freePort()
-  const pin = pinned && spec.spread !== true
-  const [command, ...argv] = pin ? ['taskset', '-c', '0', ...commandOf(spec.script, spec.wrap)] : commandOf(spec.script, spec.wrap)
-  const child = spawn(command!, argv, {
+  const where = spec.spread === true ? CORES : SERVER_CORES
+  const [program, ...rest] = commandOf(spec.script, spec.wrap)
+  const [command, argv] = placed(where, program!, rest)
+  const child = spawn(command, argv, {
     env: { PATH, PORT: String(port), PLANT_STORE_TOKENS: TOKEN, LOG_LEVEL: 'warn', ...spec.env, ...extraEnv },
     stdio: ['ignore', 'pipe', 'pipe']
   })
@@ -165,7 +170,11 @@ async function launch (spec: SystemSpec, extraEnv: Record<string, string> = {}):
   // curve, the perf split): creates start past the ids it holds, or its
   // unique-id creates would be replays of earlier ones.
   const onPostgres = (extraEnv.DATABASE_URL ?? spec.env?.DATABASE_URL) === pgUrl
-  return { ...spec, url, child, onPostgres, nextId: onPostgres ? Math.max(FIRST_ID, await largestPostgresId() + 1) : FIRST_ID }
+  // Where it runs, as Linux says: the table states it, and a server not
+  // where the bench meant it to be would make every figure of it wrong.
+  const cores = coresOf(child.pid) ?? 'unknown'
+  if (pinned && cores !== formatCores(where)) throw new Error(`${spec.name} runs on cores ${cores}, not ${formatCores(where)}`)
+  return { ...spec, url, child, onPostgres, cores, nextId: onPostgres ? Math.max(FIRST_ID, await largestPostgresId() + 1) : FIRST_ID }
 }
 
 // Resolves once a child's stdout, as far as it came, passes `test`; fails
@@ -204,7 +213,7 @@ const receivers: ChildProcess[] = []
 async function subscribeReceiver (system: Running): Promise<void> {
   const port = await freePort()
   const script = here('./systems/webhook-receiver.ts')
-  const child = spawn(pinned ? 'taskset' : process.execPath, pinned ? ['-c', GENERATOR_CPUS, process.execPath, script] : [script], {
+  const child = spawn(...placed(LOAD_CORES, process.execPath, [script]), {
     env: { PATH: process.env.PATH, PORT: String(port) }, stdio: ['ignore', 'pipe', 'inherit']
   })
   receivers.push(child)
@@ -335,19 +344,22 @@ async function machineBusyUs (): Promise<number> {
   return (user! + nice! + system! + irq! + softirq! + steal!) * 1e6 / CLOCK_TICKS
 }
 
-/** Busy and total time of each core so far (/proc/stat), in clock ticks. */
-async function coreTicks (): Promise<Array<{ busy: number, total: number }>> {
-  return (await readFile('/proc/stat', 'utf8')).split('\n').filter((line) => /^cpu\d+ /.test(line)).map((line) => {
-    const [user, nice, system, idle, iowait, irq, softirq, steal] = line.split(/\s+/).slice(1).map(Number)
-    const busy = user! + nice! + system! + irq! + softirq! + steal!
-    return { busy, total: busy + idle! + iowait! }
-  })
+/** Busy and total time of each core so far (/proc/stat), in clock ticks, by core number. */
+async function coreTicks (): Promise<Map<number, { busy: number, total: number }>> {
+  const ticks = new Map<number, { busy: number, total: number }>()
+  for (const line of (await readFile('/proc/stat', 'utf8')).split('\n').filter((line) => /^cpu\d+ /.test(line))) {
+    const [name, user, nice, system, idle, iowait, irq, softirq, steal] = line.split(/\s+/)
+    const busy = Number(user) + Number(nice) + Number(system) + Number(irq) + Number(softirq) + Number(steal)
+    ticks.set(Number(name!.slice(3)), { busy, total: busy + Number(idle) + Number(iowait) })
+  }
+  return ticks
 }
 
-/** Busy share of the server's core (0) and the generator's (1) between two readings. */
-function coreShares (before: Array<{ busy: number, total: number }>, after: Array<{ busy: number, total: number }>): Sample['cores'] {
-  const share = (core: number) => (after[core]!.busy - before[core]!.busy) / Math.max(1, after[core]!.total - before[core]!.total)
-  return pinned ? { server: share(0), generator: share(1) } : undefined
+/** Busy share of the server's core and the generator's (their mean, if several) between two readings. */
+function coreShares (before: Map<number, { busy: number, total: number }>, after: Map<number, { busy: number, total: number }>): Sample['cores'] {
+  const share = (core: number) => (after.get(core)!.busy - before.get(core)!.busy) / Math.max(1, after.get(core)!.total - before.get(core)!.total)
+  const mean = (cores: number[]) => cores.reduce((sum, core) => sum + share(core), 0) / cores.length
+  return pinned ? { server: mean(SERVER_CORES), generator: mean(LOAD_CORES) } : undefined
 }
 
 const WRK_SCRIPT = here('./wrk/workload.lua')
@@ -364,9 +376,8 @@ async function loadWithWrk (system: Running, workload: Workload, duration: numbe
   // (Each thread makes ids of its own: ID_STRIDE apart, workload.lua.)
   const threads = Math.min(GENERATOR_CORES, connections)
   const argv = [`-t${threads}`, `-c${connections}`, `-d${Math.max(1, Math.round(duration))}s`, '--latency', '-s', WRK_SCRIPT, system.url, '--', kind, TOKEN, String(system.nextId), String(SEEDED), String(ID_STRIDE)]
-  const pin = pinned && system.spread !== true
   const output = await new Promise<string>((resolve, reject) => {
-    const child = spawn(pin ? 'taskset' : 'wrk', pin ? ['-c', GENERATOR_CPUS, 'wrk', ...argv] : argv, { stdio: ['ignore', 'pipe', 'inherit'] })
+    const child = spawn(...placed(system.spread === true ? CORES : LOAD_CORES, 'wrk', argv), { stdio: ['ignore', 'pipe', 'inherit'] })
     let text = ''
     child.stdout!.setEncoding('utf8').on('data', (chunk) => { text += chunk })
     child.on('exit', (code) => code === 0 ? resolve(text) : reject(new Error(`wrk exited ${code}: ${text}`)))
@@ -527,7 +538,7 @@ const specs: SystemSpec[] = ([
 ] as SystemSpec[]).filter((spec) => !args.systems || args.systems.split(',').includes(spec.key))
 
 const log = (line: string) => process.stderr.write(`${line}\n`)
-log(`bench: ${ROUNDS} round(s) of ${DURATION}s per system and workload, generator ${GENERATOR}${pinned ? ', servers on core 0, load on core 1' : ''}`)
+log(`bench: ${ROUNDS} round(s) of ${DURATION}s per system and workload, generator ${GENERATOR}${pinned ? `, servers on ${coresWord(SERVER_CORES)}, load on ${coresWord(LOAD_CORES)}` : ''}`)
 if (!pgUrl) log(`bench: PostgreSQL not reachable at ${POSTGRES_URL}; its system is left out`)
 
 // Start-up to listening, on fresh processes and a fresh SQLite file, first
@@ -555,16 +566,16 @@ for (let i = 0; i < preset.startups; i++) {
   const busyBefore = await machineBusyUs()
   const started = performance.now()
   // On every core, as the service starts where it is deployed: this
-  // process is pinned to the generator's core (above), and a child spawned
-  // plainly would inherit that one core (taskset execs, same pid).
-  const child = spawn(pinned ? 'taskset' : SERVICE, pinned ? ['-c', ALL_CPUS, SERVICE] : [], {
+  // process is pinned to the generator's cores (above), and a child spawned
+  // plainly would inherit them.
+  const child = spawn(...placed(CORES, SERVICE, []), {
     env: { PATH, PORT: String(await freePort()), PLANT_STORE_TOKENS: TOKEN, DATABASE_URL: `file:${join(scratch, `startup-${i}`, 'plants.db')}` },
     stdio: ['ignore', 'pipe', 'ignore']
   })
   await untilOutput(child, (output) => output.includes('Server listening'), 60_000, 'the service (start-up timing)')
   const took = performance.now() - started
   // (The cores it had, as Linux says, read once: the table names them.)
-  startupCores ??= /^Cpus_allowed_list:\s*(\S+)$/m.exec(await readFile(`/proc/${child.pid}/status`, 'utf8').catch(() => ''))?.[1]
+  startupCores ??= coresOf(child.pid!)
   startups.push(took)
   startupRestUs += Math.max(0, await machineBusyUs() - busyBefore - await cpuUs(child.pid!))
   startupWallUs += took * 1000
@@ -607,7 +618,7 @@ try {
 // The scale curve: durable creates with 1 and 2 workers, server and
 // generator sharing every core, as a deployment on this machine would.
 // What the generator took is the machine's busy CPU less the server's.
-interface ScalePoint { store: string, workers: number, rps: number[], serverShare: number[], generatorShare: number[] }
+interface ScalePoint { store: string, workers: number, cores: string, rps: number[], serverShare: number[], generatorShare: number[] }
 const scale: ScalePoint[] = []
 const scaleSpecs = [
   { store: 'SQLite', env: (workers: number) => ({ DATABASE_URL: `file:${join(scratch, `scale-${workers}.db`)}` }) },
@@ -615,9 +626,9 @@ const scaleSpecs = [
 ].filter(({ store }) => !args.systems || args.systems.split(',').some((key) => store.toLowerCase().startsWith(key)))
 for (const { store, env } of scaleSpecs) {
   for (const workers of [1, 2]) {
-    const point: ScalePoint = { store, workers, rps: [], serverShare: [], generatorShare: [] }
-    scale.push(point)
     const system = await launch({ key: `scale-${workers}`, name: `${store}, ${workers} worker(s)`, script: SERVICE, env: { ...env(workers), WORKERS: String(workers), WEBHOOKS: 'false' }, spread: true })
+    const point: ScalePoint = { store, workers, cores: system.cores, rps: [], serverShare: [], generatorShare: [] }
+    scale.push(point)
     try {
       await load(system, 'create', { duration: Math.min(DURATION, 0.5) })
       for (let round = 1; round <= ROUNDS; round++) {
@@ -625,7 +636,7 @@ for (const { store, env } of scaleSpecs) {
         const serverBefore = await cpuUs(system.child.pid!)
         const wallBefore = performance.now()
         const sample = await load(system, 'create')
-        const capacity = (performance.now() - wallBefore) * 1000 * cpus().length
+        const capacity = (performance.now() - wallBefore) * 1000 * CORES.length
         const server = await cpuUs(system.child.pid!) - serverBefore
         const machine = await machineBusyUs() - machineBefore
         point.rps.push(sample.rps)
@@ -761,9 +772,9 @@ const versions = {
   sqlite: (new DatabaseSync(':memory:').prepare('SELECT sqlite_version() AS v').get() as { v: string }).v
 }
 lines.push(`## Benchmark, ${new Date().toISOString().slice(0, 10)}`, '')
-lines.push(`Machine: ${cpus()[0]?.model ?? 'unknown CPU'}, ${cpus().length} cores, ${fmt(totalmem() / 2 ** 30)} GiB; ` +
+lines.push(`Machine: ${cpus()[0]?.model ?? 'unknown CPU'}, ${cpus().length} cores (the bench's: ${formatCores(CORES)}), ${fmt(totalmem() / 2 ** 30)} GiB; ` +
   `Node.js ${versions.node}, Fastify ${versions.fastify}, SQLite ${versions.sqlite}. ` +
-  `${ROUNDS} interleaved round(s) of ${DURATION} s; load generator: ${GENERATOR}${pinned ? '; servers on core 0, the generator on core 1' : ''}. ` +
+  `${ROUNDS} interleaved round(s) of ${DURATION} s; load generator: ${GENERATOR}${pinned ? `; servers on ${coresWord(SERVER_CORES)}, the generator on ${coresWord(LOAD_CORES)}` : ''}. ` +
   'Services log at `warn`; the memory store may hold 20 million records (`MEMORY_MAX_RECORDS`), so that the rounds cannot fill it; the baselines and the peer hold a nextTick record as the service\'s command does (lib/tick-shape.ts, by `--import bench/systems/hold-tick-shape.ts`). Medians over rounds; "× Fastify" is the median of per-round ratios to bare Fastify.', '')
 lines.push('CPU µs per request is the server process\'s CPU time (user and system, all threads: the SQLite writer counts) over the requests answered; ' +
   'busy is that CPU time over the round\'s wall time (100 % = one core). With a webhook subscriber, a round lasts until every delivery has arrived: ' +
@@ -860,12 +871,12 @@ for (const system of delivering) {
 }
 
 if (scale.length > 0) {
-  lines.push('', `### Scale curve: durable creates with 1 and 2 workers (\`WORKERS\`), ${CONNECTIONS} connections, server and generator sharing all ${cpus().length} cores`, '')
+  lines.push('', `### Scale curve: durable creates with 1 and 2 workers (\`WORKERS\`), ${CONNECTIONS} connections, server and generator sharing all ${CORES.length} cores`, '')
   lines.push('Webhooks off. Shares are of the whole machine (100 % = every core busy); the generator\'s is the machine\'s busy CPU less the server\'s (so it includes anything else running).', '')
-  lines.push('| Store | Workers | creates/s | × 1 worker | server CPU | generator and rest |', '|---|---|---|---|---|---|')
+  lines.push('| Store | Workers | server\'s cores | creates/s | × 1 worker | server CPU | generator and rest |', '|---|---|---|---|---|---|---|')
   for (const point of scale) {
     const one = scale.find((p) => p.store === point.store && p.workers === 1)!
-    lines.push(`| ${point.store} | ${point.workers} | ${fmt(median(point.rps))} | ${fmt(median(point.rps) / median(one.rps), 2)} | ${fmt(median(point.serverShare) * 100)} % | ${fmt(median(point.generatorShare) * 100)} % |`)
+    lines.push(`| ${point.store} | ${point.workers} | ${point.cores} | ${fmt(median(point.rps))} | ${fmt(median(point.rps) / median(one.rps), 2)} | ${fmt(median(point.serverShare) * 100)} % | ${fmt(median(point.generatorShare) * 100)} % |`)
   }
 }
 

@@ -1,0 +1,60 @@
+// Which cores a process may run on, and the commands that place one.
+// Linux says which cores this process was given (Cpus_allowed_list:
+// taskset, a container's cpuset); os.cpus() lists the machine's, given or
+// not, so the bench asks Linux where it can.
+import { execFileSync } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { cpus } from 'node:os'
+
+/** "0-2,5" → [0, 1, 2, 5]. */
+export function parseCores (list: string): number[] {
+  const cores = new Set<number>()
+  for (const part of list.trim().split(',').filter(Boolean)) {
+    const [from, to = from] = part.split('-').map(Number)
+    if (!Number.isInteger(from) || !Number.isInteger(to) || from! > to!) throw new Error(`not a list of cores: ${list}`)
+    for (let core = from!; core <= to!; core++) cores.add(core)
+  }
+  return [...cores].sort((a, b) => a - b)
+}
+
+/** [0, 1, 2, 5] → "0-2,5", as Linux and taskset write them. */
+export function formatCores (cores: number[]): string {
+  const parts: string[] = []
+  for (let i = 0; i < cores.length;) {
+    let j = i
+    while (j + 1 < cores.length && cores[j + 1] === cores[j]! + 1) j++
+    parts.push(j === i ? String(cores[i]) : `${cores[i]}-${cores[j]}`)
+    i = j + 1
+  }
+  return parts.join(',')
+}
+
+/** The cores a process (this one by default) may run on, as Linux writes them; undefined where Linux does not say. */
+export function coresOf (pid: number | 'self' = 'self'): string | undefined {
+  try {
+    return /^Cpus_allowed_list:\s*(\S+)$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]
+  } catch {
+    return undefined
+  }
+}
+
+/** The cores this process may run on, in order. */
+export function allowedCores (): number[] {
+  const list = coresOf()
+  return list === undefined ? cpus().map((_, core) => core) : parseCores(list)
+}
+
+/** Whether taskset can place processes here. */
+export function canPlace (): boolean {
+  try {
+    execFileSync('taskset', ['-p', String(process.pid)], { stdio: 'ignore' })
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** `command` with `args`, to run on `cores` (taskset execs it: same pid). */
+export function onCores (cores: number[], command: string, args: string[]): [string, string[]] {
+  return ['taskset', ['-c', formatCores(cores), command, ...args]]
+}
