@@ -4,7 +4,7 @@
 // has, refuse the rest politely while it can, and serve new clients again
 // once the flood is gone, without a restart.
 import { Agent, request } from 'node:http'
-import { readFileSync, readdirSync } from 'node:fs'
+import { readdirSync } from 'node:fs'
 import { connect } from 'node:net'
 import type { Socket } from 'node:net'
 import { join } from 'node:path'
@@ -12,7 +12,8 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
 import type { Test } from 'tap'
 import { contractProblems } from './contract.ts'
-import { alive, errorLines, open, parseAnswers } from './raw-http.ts'
+import { alive } from './processes.ts'
+import { errorLines, open, parseAnswers } from './raw-http.ts'
 import { start } from './server-process.ts'
 
 const TOKEN = 'descriptor-token'
@@ -28,17 +29,6 @@ const ENV = {
   HEADERS_TIMEOUT: '30000',
   REQUEST_TIMEOUT: '30000',
   MAX_EVENT_LOOP_DELAY: '0'
-}
-
-// Linux: a process that exited but was not yet reaped still takes signal 0.
-function running (pid: number): boolean {
-  if (!alive(pid)) return false
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    return !/^\d+ \(.*\) [ZX]/.test(stat)
-  } catch {
-    return false
-  }
 }
 
 // How many file descriptors a process has open.
@@ -151,7 +141,7 @@ t.test(`under ulimit -n ${DESCRIPTORS}: the derived ceiling holds, the rest are 
   t.equal((await first()).status, 200, 'a kept-alive client is served before the flood')
 
   const crowd = await flood(t, server.url)
-  t.ok(running(server.pid), 'the server process is alive during the flood')
+  t.ok(alive(server.pid), 'the server process is alive during the flood')
   const held = crowd.held()
   const refused = crowd.answered()
   t.comment(`${FLOOD} connections: ${held} held, ${refused.length} refused with an answer, ${crowd.closedSilently()} closed without one; ${descriptors(server.pid)} descriptors in use`)
@@ -194,7 +184,7 @@ t.test(`under ulimit -n ${DESCRIPTORS}: the derived ceiling holds, the rest are 
   endFlood(crowd)
   const after = await servedAgain(t, server.url, 5000)
   t.ok(after >= 0, `a new client is served once the flood is gone (after ${after} ms)`)
-  t.ok(running(server.pid), 'without a restart')
+  t.ok(alive(server.pid), 'without a restart')
   t.same(errorLines(server.stdout()), [], 'nothing logged at level error')
   t.equal(await server.stop(), 0, 'and it stops cleanly')
 })
@@ -218,7 +208,7 @@ t.test(`under ulimit -n ${DESCRIPTORS} with the ceiling set too high: accept() f
   const crowd = await flood(t, server.url)
   // A few samples of memory while no descriptor is free.
   await sleep(1500)
-  t.ok(running(server.pid), 'the server process is alive during the flood')
+  t.ok(alive(server.pid), 'the server process is alive during the flood')
   t.comment(`${FLOOD} connections: ${crowd.held()} held, ${crowd.answered().length} answered, ${crowd.closedSilently()} closed without an answer`)
   const used = descriptors(server.pid)
   t.ok(used >= DESCRIPTORS - 16, `the descriptors ran out: ${used} of ${DESCRIPTORS} in use`)
@@ -241,7 +231,7 @@ t.test(`under ulimit -n ${DESCRIPTORS} with the ceiling set too high: accept() f
   t.equal((await first('POST', '/plants', '{"id":3,"name":"after"}')).status, 200, 'and the store takes creates again')
   const readBack = await fetch(`${server.url}/plants/2`, { headers: { authorization: `Bearer ${TOKEN}` } })
   t.equal(readBack.status, 200, `the create made during the flood is there (${await readBack.text()})`)
-  t.ok(running(server.pid), 'without a restart')
+  t.ok(alive(server.pid), 'without a restart')
   t.notMatch(server.stdout() + server.stderr(), /uncaught|unhandled/i, 'no uncaught error')
   t.equal(await server.stop(), 0, 'and it stops cleanly')
 })

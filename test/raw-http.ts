@@ -151,16 +151,6 @@ export function assertError (t: Test, answer: Answer | undefined, status: number
   }
 }
 
-/** Whether a process is alive (signal 0). */
-export function alive (pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
-
 /** Log lines of the server at level error (50) or above. */
 export function errorLines (stdout: string): string[] {
   return stdout.split('\n').filter((line) => {

@@ -62,7 +62,7 @@ t.test('the body limit comes from BODY_LIMIT', async (t) => {
 t.test('a bad configuration stops the server with one line that names the variable', async (t) => {
   for (const [env, variable] of [[{ PORT: 'abc' }, 'PORT'], [{ DATABASE_URL: 'mongodb://x' }, 'DATABASE_URL'],
     [{ LOG_LEVEL: 'chatty' }, 'LOG_LEVEL'], [{ BODY_LIMIT: '-5' }, 'BODY_LIMIT'], [{ PLANT_STORE_TOKENS: ',' }, 'PLANT_STORE_TOKENS']] as const) {
-    const proc = run(env)
+    const proc = run(t, env)
     t.equal(await proc.exited, 1, `${variable}: exit code 1`)
     const lines = proc.stderr().trim().split('\n')
     t.equal(lines.length, 1, `${variable}: one line`)
@@ -81,7 +81,7 @@ t.test('start-up errors say what to change, with the value given', async (t) => 
     [{ DATABASE_URL: 'postgres://nobody:secret@127.0.0.1:5432/no_such_db' }, /^plant-store: cannot start: DATABASE_URL: Cannot open the database postgres:\/\/nobody:\*\*\*@127\.0\.0\.1:5432\/no_such_db: .+\n$/]
   ]
   for (const [env, message] of cases) {
-    const proc = run({ PLANT_STORE_TOKENS: 'tok', ...env })
+    const proc = run(t, { PLANT_STORE_TOKENS: 'tok', ...env })
     t.equal(await proc.exited, 1, JSON.stringify(env))
     t.match(proc.stderr(), message)
     t.notMatch(proc.stderr(), /secret|\n\s+at /, 'no password, no stack trace')
@@ -127,7 +127,7 @@ t.test('a generated token is kept beside the SQLite file, for its owner only, an
   await third.stop()
 
   writeFileSync(`${dir}/plants.db.token`, 'not a token\n')
-  const broken = run(env)
+  const broken = run(t, env)
   t.equal(await broken.exited, 1)
   t.match(broken.stderr(), /^plant-store: configuration error: .*plants\.db\.token does not hold a token: delete it to have a new one made, or set PLANT_STORE_TOKENS\n$/)
 })
@@ -136,7 +136,7 @@ t.test('a port in use stops the server with one line', async (t) => {
   const first = await start(t, { PLANT_STORE_TOKENS: 'tok' })
   const port = new URL(first.url).port
   t.match(first.stdout(), `Server listening at ${first.url}`)
-  const second = run({ PLANT_STORE_TOKENS: 'tok', PORT: port })
+  const second = run(t, { PLANT_STORE_TOKENS: 'tok', PORT: port })
   t.equal(await second.exited, 1)
   t.match(second.stderr(), new RegExp(`^plant-store: cannot listen on 127.0.0.1:${port}: .*EADDRINUSE.*\\n$`))
 })
@@ -174,7 +174,7 @@ t.test('LOG_FORMAT=pretty writes for people', async (t) => {
 
 t.test('--help lists every variable of the configuration', async (t) => {
   const { ENV_SCHEMA } = await import('../lib/config.ts')
-  const proc = run({}, { args: ['--help'] })
+  const proc = run(t, {}, { args: ['--help'] })
   t.equal(await proc.exited, 0)
   t.match(proc.stdout(), /^Usage: plant-store/)
   for (const name of Object.keys(ENV_SCHEMA.properties)) t.match(proc.stdout(), new RegExp(`^  ${name} `, 'm'), name)
@@ -182,7 +182,7 @@ t.test('--help lists every variable of the configuration', async (t) => {
 })
 
 t.test('an unknown argument stops the server with a pointer to --help', async (t) => {
-  const proc = run({}, { args: ['--port=80'] })
+  const proc = run(t, {}, { args: ['--port=80'] })
   t.equal(await proc.exited, 1)
   t.equal(proc.stderr(), 'plant-store: unknown argument --port=80: the server is configured through environment variables (see --help)\n')
 })

@@ -11,8 +11,8 @@ import t from 'tap'
 import type { Test } from 'tap'
 import { until } from './helper.ts'
 import { POSTGRES_SKIP, freshSchemaUrl } from './postgres.ts'
-import { alive } from './raw-http.ts'
-import { children, run, start } from './server-process.ts'
+import { alive, children } from './processes.ts'
+import { run, start } from './server-process.ts'
 import type { Running } from './server-process.ts'
 
 const TOKEN = 'worker-token'
@@ -187,7 +187,7 @@ t.test('a single server: a second SIGTERM is the same stop, exit 0', async (t) =
 
 t.test('a worker that cannot start stops the primary: exit 1, no restart loop', async (t) => {
   // (A directory where the database file should be: every worker refuses it.)
-  const proc = run({ PLANT_STORE_TOKENS: TOKEN, WORKERS: '2', DATABASE_URL: `file:${t.testdir()}`, LOG_LEVEL: 'info' })
+  const proc = run(t, { PLANT_STORE_TOKENS: TOKEN, WORKERS: '2', DATABASE_URL: `file:${t.testdir()}`, LOG_LEVEL: 'info' })
   t.equal(await proc.exited, 1)
   t.match(proc.stderr(), /cannot start: DATABASE_URL: .*directory/)
   t.ok((proc.stdout().match(/"msg":"starting the workers"/g)?.length ?? 0) === 1, 'started once')
