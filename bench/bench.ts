@@ -27,7 +27,7 @@ import autocannon from 'autocannon'
 import pg from 'pg'
 import { CATEGORIES, PERF_HZ, PERF_NODE_OPTIONS, forget, microseconds, recordPerf, splitPerf, totalOf } from './perf-profile.ts'
 import type { Category, CpuSplit } from './perf-profile.ts'
-import { allowedCores, canPlace, coresOf, formatCores, onCores } from './cores.ts'
+import { allowedCores, coresOf, formatCores, onCores, pinSelf } from './cores.ts'
 import { hasCallgrind, hasPerf, hasWrk } from './tools.ts'
 
 const { values: args } = parseArgs({
@@ -71,12 +71,11 @@ const GENERATOR = args.generator ?? (hasWrk() ? 'wrk' : 'autocannon')
 // can place them; the cores are those Linux gave this process, not every
 // core the machine has (bench/cores.ts).
 const CORES = allowedCores()
-const pinned = CORES.length > 1 && canPlace()
+// (Every thread of this process, autocannon's workers to come included.)
+const pinned = CORES.length > 1 && pinSelf(CORES.slice(1))
 const SERVER_CORES = pinned ? CORES.slice(0, 1) : CORES
 const LOAD_CORES = pinned ? CORES.slice(1) : CORES
 const GENERATOR_CORES = Math.max(1, CORES.length - 1)
-// (-a: every thread of this process, autocannon's workers to come included.)
-if (pinned) execFileSync('taskset', ['-a', '-p', '-c', formatCores(LOAD_CORES), String(process.pid)], { stdio: 'ignore' })
 /** `command` on `cores` where the bench places processes, as it is otherwise. */
 const placed = (cores: number[], command: string, args: string[]): [string, string[]] => pinned ? onCores(cores, command, args) : [command, args]
 const coresWord = (cores: number[]) => `core${cores.length > 1 ? 's' : ''} ${formatCores(cores)}`
@@ -172,7 +171,7 @@ async function launch (spec: SystemSpec, extraEnv: Record<string, string> = {}):
   const onPostgres = (extraEnv.DATABASE_URL ?? spec.env?.DATABASE_URL) === pgUrl
   // Where it runs, as Linux says: the table states it, and a server not
   // where the bench meant it to be would make every figure of it wrong.
-  const cores = coresOf(child.pid) ?? 'unknown'
+  const cores = coresOf(child.pid!) ?? 'unknown'
   if (pinned && cores !== formatCores(where)) throw new Error(`${spec.name} runs on cores ${cores}, not ${formatCores(where)}`)
   return { ...spec, url, child, onPostgres, cores, nextId: onPostgres ? Math.max(FIRST_ID, await largestPostgresId() + 1) : FIRST_ID }
 }
@@ -338,10 +337,10 @@ async function cpuUs (pid: number): Promise<number> {
   return total
 }
 
-/** Microseconds of CPU the whole machine has spent busy (every core; /proc/stat). */
-async function machineBusyUs (): Promise<number> {
-  const [user, nice, system, , , irq, softirq, steal] = (await readFile('/proc/stat', 'utf8')).split('\n', 1)[0]!.split(/\s+/).slice(1).map(Number)
-  return (user! + nice! + system! + irq! + softirq! + steal!) * 1e6 / CLOCK_TICKS
+/** Microseconds of CPU the bench's cores have spent busy (/proc/stat): other tenants' cores are not its to count. */
+async function coresBusyUs (): Promise<number> {
+  const ticks = await coreTicks()
+  return CORES.reduce((sum, core) => sum + (ticks.get(core)?.busy ?? 0), 0) * 1e6 / CLOCK_TICKS
 }
 
 /** Busy and total time of each core so far (/proc/stat), in clock ticks, by core number. */
@@ -437,14 +436,23 @@ async function measure (system: Running, workload: Workload, options: { duration
   const workers = Math.min(GENERATOR_CORES, connections)
   Object.assign(process.env, { BENCH_FIRST_ID: String(system.nextId), BENCH_ID_STRIDE: String(ID_STRIDE), BENCH_SEEDED: String(SEEDED), BENCH_CLAIMS: await mkdtemp(join(scratch, 'claims-')) })
   system.nextId += workers * ID_STRIDE
-  const result = await autocannon({
-    url: system.url,
-    connections,
-    workers,
-    headers,
-    requests: requestsFor(workload),
-    ...(options.amount ? { amount: options.amount } : { duration: options.duration ?? DURATION })
-  })
+  // autocannon's workers are this process's threads: for a load on every
+  // core (the scale curve), they start on every core.
+  // (autocannon's answer is a thenable, not a promise.)
+  const spread = pinned && system.spread === true && pinSelf(CORES)
+  let result: autocannon.Result
+  try {
+    result = await autocannon({
+      url: system.url,
+      connections,
+      workers,
+      headers,
+      requests: requestsFor(workload),
+      ...(options.amount ? { amount: options.amount } : { duration: options.duration ?? DURATION })
+    })
+  } finally {
+    if (spread) pinSelf(LOAD_CORES)
+  }
   const drainMs = system.receiverUrl ? await drained(system.receiverUrl) : undefined
   const wallUs = (performance.now() - wallBefore) * 1000
   const cpu = await cpuUs(system.child.pid!) - cpuBefore
@@ -547,14 +555,14 @@ if (!pgUrl) log(`bench: PostgreSQL not reachable at ${POSTGRES_URL}; its system 
 // the process starting (in runs outside the bench, a one-core busy loop
 // beside it took this 2-core machine's start-up from 186 to 239 ms, two
 // from 186 to 375 ms). Each start
-// waits (5 s at most) for a quarter second in which the rest of the machine
-// was under a tenth of a core busy, and the table gives how busy the rest
+// waits (5 s at most) for a quarter second in which the bench's cores
+// were under a tenth of a core busy, and the table gives how busy the rest
 // was during the starts, so that a figure taken beside other work shows it.
 async function quiet (): Promise<void> {
   for (const deadline = performance.now() + 5000; performance.now() < deadline;) {
-    const before = await machineBusyUs()
+    const before = await coresBusyUs()
     await setTimeout(250)
-    if (await machineBusyUs() - before < 25_000) return
+    if (await coresBusyUs() - before < 25_000) return
   }
 }
 const startups: number[] = []
@@ -563,7 +571,7 @@ let startupWallUs = 0
 let startupCores: string | undefined
 for (let i = 0; i < preset.startups; i++) {
   await quiet()
-  const busyBefore = await machineBusyUs()
+  const busyBefore = await coresBusyUs()
   const started = performance.now()
   // On every core, as the service starts where it is deployed: this
   // process is pinned to the generator's cores (above), and a child spawned
@@ -577,7 +585,7 @@ for (let i = 0; i < preset.startups; i++) {
   // (The cores it had, as Linux says, read once: the table names them.)
   startupCores ??= coresOf(child.pid!)
   startups.push(took)
-  startupRestUs += Math.max(0, await machineBusyUs() - busyBefore - await cpuUs(child.pid!))
+  startupRestUs += Math.max(0, await coresBusyUs() - busyBefore - await cpuUs(child.pid!))
   startupWallUs += took * 1000
   child.kill('SIGTERM')
   await once(child, 'exit')
@@ -632,17 +640,17 @@ for (const { store, env } of scaleSpecs) {
     try {
       await load(system, 'create', { duration: Math.min(DURATION, 0.5) })
       for (let round = 1; round <= ROUNDS; round++) {
-        const machineBefore = await machineBusyUs()
+        const machineBefore = await coresBusyUs()
         const serverBefore = await cpuUs(system.child.pid!)
         const wallBefore = performance.now()
         const sample = await load(system, 'create')
         const capacity = (performance.now() - wallBefore) * 1000 * CORES.length
         const server = await cpuUs(system.child.pid!) - serverBefore
-        const machine = await machineBusyUs() - machineBefore
+        const machine = await coresBusyUs() - machineBefore
         point.rps.push(sample.rps)
         point.serverShare.push(server / capacity)
         point.generatorShare.push(Math.max(0, machine - server) / capacity)
-        log(`scale ${round}: ${system.name.padEnd(28)} ${Math.round(sample.rps)} req/s, server ${Math.round(server / capacity * 100)} %, rest (generator) ${Math.round(Math.max(0, machine - server) / capacity * 100)} % of the machine`)
+        log(`scale ${round}: ${system.name.padEnd(28)} ${Math.round(sample.rps)} req/s, server ${Math.round(server / capacity * 100)} %, rest (generator) ${Math.round(Math.max(0, machine - server) / capacity * 100)} % of the bench's cores`)
       }
     } finally {
       await stop(system)
@@ -850,9 +858,9 @@ for (const key of ['memory', 'sqlite']) {
   target(`RSS after ${fmt(preset.memoryCreates)} creates ≤ 120 MB (${key})`, mb, `${fmt(mb)} MB`, mb <= 120)
 }
 const startup = median(startups)
-// How busy the rest of the machine was while the service started, in cores.
+// How busy the bench's cores were with other work while the service started, in cores.
 const startupRest = startupRestUs / startupWallUs
-target('start-up to listening ≤ 400 ms (SQLite, fresh file, every core)', startup, `${fmt(startup)} ms on cores ${startupCores ?? 'unknown'} (rest of the machine ${fmt(startupRest, 2)} cores busy meanwhile)`, startup <= 400)
+target('start-up to listening ≤ 400 ms (SQLite, fresh file, every core)', startup, `${fmt(startup)} ms on cores ${startupCores ?? 'unknown'} (other work on them meanwhile: ${fmt(startupRest, 2)} cores busy)`, startup <= 400)
 
 // The webhook backlog: how long deliveries took once each round's load ended.
 const delivering = specs.filter((spec) => spec.webhook === true)
@@ -872,7 +880,7 @@ for (const system of delivering) {
 
 if (scale.length > 0) {
   lines.push('', `### Scale curve: durable creates with 1 and 2 workers (\`WORKERS\`), ${CONNECTIONS} connections, server and generator sharing all ${CORES.length} cores`, '')
-  lines.push('Webhooks off. Shares are of the whole machine (100 % = every core busy); the generator\'s is the machine\'s busy CPU less the server\'s (so it includes anything else running).', '')
+  lines.push('Webhooks off. Shares are of the bench\'s cores (100 % = every one busy); the generator\'s is their busy CPU less the server\'s (so it includes anything else running on them).', '')
   lines.push('| Store | Workers | server\'s cores | creates/s | × 1 worker | server CPU | generator and rest |', '|---|---|---|---|---|---|---|')
   for (const point of scale) {
     const one = scale.find((p) => p.store === point.store && p.workers === 1)!

@@ -9,10 +9,12 @@ import { cpus } from 'node:os'
 /** "0-2,5" → [0, 1, 2, 5]. */
 export function parseCores (list: string): number[] {
   const cores = new Set<number>()
-  for (const part of list.trim().split(',').filter(Boolean)) {
-    const [from, to = from] = part.split('-').map(Number)
-    if (!Number.isInteger(from) || !Number.isInteger(to) || from! > to!) throw new Error(`not a list of cores: ${list}`)
-    for (let core = from!; core <= to!; core++) cores.add(core)
+  for (const part of list.trim().split(',')) {
+    const range = /^(\d+)(?:-(\d+))?$/.exec(part)
+    const from = Number(range?.[1])
+    const to = Number(range?.[2] ?? range?.[1])
+    if (range === null || from > to) throw new Error(`not a list of cores: ${list}`)
+    for (let core = from; core <= to; core++) cores.add(core)
   }
   return [...cores].sort((a, b) => a - b)
 }
@@ -29,8 +31,8 @@ export function formatCores (cores: number[]): string {
   return parts.join(',')
 }
 
-/** The cores a process (this one by default) may run on, as Linux writes them; undefined where Linux does not say. */
-export function coresOf (pid: number | 'self' = 'self'): string | undefined {
+/** The cores a process may run on, as Linux writes them; undefined where Linux does not say. */
+export function coresOf (pid: number | 'self'): string | undefined {
   try {
     return /^Cpus_allowed_list:\s*(\S+)$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]
   } catch {
@@ -38,16 +40,22 @@ export function coresOf (pid: number | 'self' = 'self'): string | undefined {
   }
 }
 
-/** The cores this process may run on, in order. */
+/** The cores this process may run on and that are online, in order. */
 export function allowedCores (): number[] {
-  const list = coresOf()
-  return list === undefined ? cpus().map((_, core) => core) : parseCores(list)
+  const list = coresOf('self')
+  if (list === undefined) return cpus().map((_, core) => core)
+  // (The mask may name cores a VM could add but has not: not online.)
+  let online: Set<number> | undefined
+  try {
+    online = new Set(parseCores(readFileSync('/sys/devices/system/cpu/online', 'utf8')))
+  } catch {}
+  return parseCores(list).filter((core) => online === undefined || online.has(core))
 }
 
-/** Whether taskset can place processes here. */
-export function canPlace (): boolean {
+/** Pins every thread of this process (those it starts later too) to `cores`; false where that cannot be done. */
+export function pinSelf (cores: number[]): boolean {
   try {
-    execFileSync('taskset', ['-p', String(process.pid)], { stdio: 'ignore' })
+    execFileSync('taskset', ['-a', '-p', '-c', formatCores(cores), String(process.pid)], { stdio: 'ignore' })
     return true
   } catch {
     return false

@@ -2,6 +2,7 @@
 // (server-process.ts, processes.ts): what it calls alive, and that a test
 // process stopped before its teardowns still takes its servers with it.
 import { spawn } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import { until } from './helper.ts'
@@ -14,7 +15,9 @@ t.test('a zombie (exited, not reaped) takes signal 0 but is not alive, nor a chi
   const parent = spawn('/bin/sh', ['-c', 'true & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] })
   t.teardown(() => { parent.kill('SIGKILL') })
   const zombie = await new Promise<number>((resolve) => parent.stdout.setEncoding('utf8').once('data', (line: string) => resolve(Number(line))))
-  await until(() => !alive(zombie), 'the child exited')
+  // (Its state as Linux gives it, after the command name: Z once it exited.)
+  const state = () => { const stat = readFileSync(`/proc/${zombie}/stat`, 'utf8'); return stat[stat.lastIndexOf(')') + 2] }
+  await until(() => state() === 'Z', 'the child is a zombie')
   t.doesNotThrow(() => process.kill(zombie, 0), 'still there for signal 0')
   t.notOk(alive(zombie), 'not alive')
   t.same(children(parent.pid!), [], 'not among its parent\'s children')
@@ -36,7 +39,7 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGALRM'] as const) {
       holder.once('exit', () => reject(new Error(`the holder exited: ${stderr}`)))
     })
     // (Should the rule fail, what it left must not outlive this test.)
-    t.teardown(() => { try { process.kill(-pid, 'SIGKILL') } catch {} })
+    t.teardown(() => { if (inGroup(pid).length > 0) process.kill(-pid, 'SIGKILL') })
     await until(() => children(pid).length === 2, 'its two workers')
     const group = inGroup(pid)
     t.equal(group.length, 3, 'a primary and two workers in the server\'s group')

@@ -37,8 +37,9 @@ export const PATH = [dirname(process.execPath), process.env.PATH].join(delimiter
 // Process groups this test process leads: each server leads one, so that
 // a signal reaches it and its workers at once and what is left of it can be
 // found. Their own session keeps them out of the terminal's Ctrl-C, and tap
-// kills a timed-out file without its teardowns: so when this process ends,
-// however it ends (but SIGKILL), it kills what it started.
+// ends a timed-out file with SIGALRM, then SIGKILL half a second later,
+// which a teardown waiting for leftovers outlasts: so when this process
+// ends, however it ends (but SIGKILL), it kills what it started.
 const groups = new Set<number>()
 onExit(() => {
   for (const group of groups) try { process.kill(-group, 'SIGKILL') } catch {}
@@ -68,7 +69,12 @@ export function run (t: Test, env: NodeJS.ProcessEnv, { cwd, args = [], descript
   let stderr = ''
   child.stdout.setEncoding('utf8').on('data', (chunk) => { stdout += chunk })
   child.stderr.setEncoding('utf8').on('data', (chunk) => { stderr += chunk })
-  const exited = once(child, 'exit').then(([code]) => code as number | null)
+  const exited = once(child, 'exit').then(([code]) => {
+    // A group that emptied with its leader is not this process's to kill
+    // any more: its number may come back as another's.
+    if (inGroup(pid).length === 0) groups.delete(pid)
+    return code as number | null
+  })
   t.teardown(async () => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
     await exited
