@@ -78,6 +78,9 @@ const LOAD_CORES = pinned ? CORES.slice(1) : CORES
 const GENERATOR_CORES = Math.max(1, CORES.length - 1)
 /** `command` on `cores` where the bench places processes, as it is otherwise. */
 const placed = (cores: number[], command: string, args: string[]): [string, string[]] => pinned ? onCores(cores, command, args) : [command, args]
+// A system's server and its load: apart, or both on every core (the scale curve).
+const serverCoresOf = (spec: SystemSpec) => spec.spread === true ? CORES : SERVER_CORES
+const loadCoresOf = (spec: SystemSpec) => spec.spread === true ? CORES : LOAD_CORES
 const coresWord = (cores: number[]) => `core${cores.length > 1 ? 's' : ''} ${formatCores(cores)}`
 
 interface SystemSpec {
@@ -136,7 +139,7 @@ const PATH = [dirname(process.execPath), process.env.PATH].join(delimiter)
 
 async function launch (spec: SystemSpec, extraEnv: Record<string, string> = {}): Promise<Running> {
   const port = await freePort()
-  const where = spec.spread === true ? CORES : SERVER_CORES
+  const where = serverCoresOf(spec)
   const [program, ...rest] = commandOf(spec.script, spec.wrap)
   const [command, argv] = placed(where, program!, rest)
   const child = spawn(command, argv, {
@@ -376,7 +379,7 @@ async function loadWithWrk (system: Running, workload: Workload, duration: numbe
   const threads = Math.min(GENERATOR_CORES, connections)
   const argv = [`-t${threads}`, `-c${connections}`, `-d${Math.max(1, Math.round(duration))}s`, '--latency', '-s', WRK_SCRIPT, system.url, '--', kind, TOKEN, String(system.nextId), String(SEEDED), String(ID_STRIDE)]
   const output = await new Promise<string>((resolve, reject) => {
-    const child = spawn(...placed(system.spread === true ? CORES : LOAD_CORES, 'wrk', argv), { stdio: ['ignore', 'pipe', 'inherit'] })
+    const child = spawn(...placed(loadCoresOf(system), 'wrk', argv), { stdio: ['ignore', 'pipe', 'inherit'] })
     let text = ''
     child.stdout!.setEncoding('utf8').on('data', (chunk) => { text += chunk })
     child.on('exit', (code) => code === 0 ? resolve(text) : reject(new Error(`wrk exited ${code}: ${text}`)))
@@ -439,7 +442,7 @@ async function measure (system: Running, workload: Workload, options: { duration
   // autocannon's workers are this process's threads: for a load on every
   // core (the scale curve), they start on every core.
   // (autocannon's answer is a thenable, not a promise.)
-  const spread = pinned && system.spread === true && pinSelf(CORES)
+  const spread = pinned && system.spread === true && pinSelf(loadCoresOf(system))
   let result: autocannon.Result
   try {
     result = await autocannon({
@@ -625,7 +628,7 @@ try {
 
 // The scale curve: durable creates with 1 and 2 workers, server and
 // generator sharing every core, as a deployment on this machine would.
-// What the generator took is the machine's busy CPU less the server's.
+// What the generator took is the busy CPU of the bench's cores less the server's.
 interface ScalePoint { store: string, workers: number, cores: string, rps: number[], serverShare: number[], generatorShare: number[] }
 const scale: ScalePoint[] = []
 const scaleSpecs = [
@@ -640,17 +643,17 @@ for (const { store, env } of scaleSpecs) {
     try {
       await load(system, 'create', { duration: Math.min(DURATION, 0.5) })
       for (let round = 1; round <= ROUNDS; round++) {
-        const machineBefore = await coresBusyUs()
+        const busyBefore = await coresBusyUs()
         const serverBefore = await cpuUs(system.child.pid!)
         const wallBefore = performance.now()
         const sample = await load(system, 'create')
         const capacity = (performance.now() - wallBefore) * 1000 * CORES.length
         const server = await cpuUs(system.child.pid!) - serverBefore
-        const machine = await coresBusyUs() - machineBefore
+        const rest = Math.max(0, await coresBusyUs() - busyBefore - server)
         point.rps.push(sample.rps)
         point.serverShare.push(server / capacity)
-        point.generatorShare.push(Math.max(0, machine - server) / capacity)
-        log(`scale ${round}: ${system.name.padEnd(28)} ${Math.round(sample.rps)} req/s, server ${Math.round(server / capacity * 100)} %, rest (generator) ${Math.round(Math.max(0, machine - server) / capacity * 100)} % of the bench's cores`)
+        point.generatorShare.push(rest / capacity)
+        log(`scale ${round}: ${system.name.padEnd(28)} ${Math.round(sample.rps)} req/s, server ${Math.round(server / capacity * 100)} %, rest (generator) ${Math.round(rest / capacity * 100)} % of the bench's cores`)
       }
     } finally {
       await stop(system)

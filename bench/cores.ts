@@ -31,10 +31,14 @@ export function formatCores (cores: number[]): string {
   return parts.join(',')
 }
 
-/** The cores a process may run on, as Linux writes them; undefined where Linux does not say. */
-export function coresOf (pid: number | 'self'): string | undefined {
+/**
+ * The cores a process (a pid, 'self') or one of its threads
+ * ('self/task/TID') may run on, as Linux writes them; undefined where
+ * Linux does not say.
+ */
+export function coresOf (entry: number | 'self' | `self/task/${string}`): string | undefined {
   try {
-    return /^Cpus_allowed_list:\s*(\S+)$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]
+    return /^Cpus_allowed_list:\s*(\S+)$/m.exec(readFileSync(`/proc/${entry}/status`, 'utf8'))?.[1]
   } catch {
     return undefined
   }

@@ -30,13 +30,13 @@ t.test('a process given one core sees that core alone, whatever the machine has'
 t.test('a process that pins itself moves every thread it has, and those it starts after', { skip: SKIP }, async (t) => {
   const first = allowedCores()[0]!
   // Each thread's cores (/proc/self/task), once a worker thread started after the pin is running.
-  const script = `import { readFileSync, readdirSync } from 'node:fs'
+  const script = `import { readdirSync } from 'node:fs'
     import { Worker } from 'node:worker_threads'
-    import { pinSelf } from ${JSON.stringify(CORES)}
+    import { coresOf, pinSelf } from ${JSON.stringify(CORES)}
     const pinned = pinSelf([${first}])
     const worker = new Worker('setTimeout(() => {}, 10000)', { eval: true })
     worker.once('online', () => {
-      const lists = readdirSync('/proc/self/task').map((task) => /^Cpus_allowed_list:\\s*(\\S+)$/m.exec(readFileSync('/proc/self/task/' + task + '/status', 'utf8'))[1])
+      const lists = readdirSync('/proc/self/task').map((task) => coresOf('self/task/' + task))
       console.log(JSON.stringify({ pinned, threads: lists.length, lists: [...new Set(lists)] }))
       worker.terminate()
     })`

@@ -27,6 +27,9 @@ function all (): Entry[] {
   return readdirSync('/proc').filter((name) => /^\d+$/.test(name)).map((name) => entry(Number(name))).filter(running)
 }
 
+/** A process's state letter as Linux gives it (R, S, Z…); undefined when it is gone. */
+export const state = (pid: number): string | undefined => entry(pid)?.state
+
 /** Whether a process runs (not gone, not a zombie). */
 export const alive = (pid: number): boolean => running(entry(pid))
 

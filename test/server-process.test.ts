@@ -2,11 +2,10 @@
 // (server-process.ts, processes.ts): what it calls alive, and that a test
 // process stopped before its teardowns still takes its servers with it.
 import { spawn } from 'node:child_process'
-import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import { until } from './helper.ts'
-import { alive, children, inGroup } from './processes.ts'
+import { alive, children, inGroup, state } from './processes.ts'
 
 const HOLDER = fileURLToPath(new URL('./holds-a-server.ts', import.meta.url))
 
@@ -15,9 +14,7 @@ t.test('a zombie (exited, not reaped) takes signal 0 but is not alive, nor a chi
   const parent = spawn('/bin/sh', ['-c', 'true & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] })
   t.teardown(() => { parent.kill('SIGKILL') })
   const zombie = await new Promise<number>((resolve) => parent.stdout.setEncoding('utf8').once('data', (line: string) => resolve(Number(line))))
-  // (Its state as Linux gives it, after the command name: Z once it exited.)
-  const state = () => { const stat = readFileSync(`/proc/${zombie}/stat`, 'utf8'); return stat[stat.lastIndexOf(')') + 2] }
-  await until(() => state() === 'Z', 'the child is a zombie')
+  await until(() => state(zombie) === 'Z', 'the child is a zombie')
   t.doesNotThrow(() => process.kill(zombie, 0), 'still there for signal 0')
   t.notOk(alive(zombie), 'not alive')
   t.same(children(parent.pid!), [], 'not among its parent\'s children')
