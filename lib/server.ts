@@ -1,33 +1,23 @@
 // The standalone server: the one place that reads the environment, handles
 // signals and listens. Everything else is the plugin's.
+//
+// Only what reading the configuration needs is imported up front. With
+// SQLite, the store's writer thread then starts at once, and boots and
+// migrates on another core while the rest (Fastify, the plugin) loads.
 import cluster from 'node:cluster'
 import { randomBytes } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
 import { once } from 'node:events'
 import { setTimeout } from 'node:timers/promises'
-import closeWithGrace from 'close-with-grace'
-import Fastify, { LogController } from 'fastify'
-import { pino } from 'pino'
-import { Registry, collectDefaultMetrics } from 'prom-client'
 import type { FastifyBaseLogger, FastifyServerOptions } from 'fastify'
 import { ConfigError, loadConfig, usage } from './config.ts'
 import type { ServerConfig } from './config.ts'
 import { TokenFileError, generatedToken } from './generated-token.ts'
 import { defaultMaxConnections, edgeServerOptions, guardEdge } from './http-edge.ts'
-import { DRAIN_SERVER_OPTIONS, drain } from './lifecycle.ts'
-import plantStore from './plugin.ts'
 import { COLLECT, COLLECTED, STOP, clusterMetrics, runPrimary } from './primary.ts'
 import type { ClusterMessage } from './primary.ts'
 import { redactedUrl, sqlitePath } from './stores/open-store.ts'
-import { createSerializerCompiler } from './serialization.ts'
-import { createValidatorCompiler } from './validation.ts'
-
-// (Fastify types these factories as its compiler packages' own; the
-// compilers they make take what Fastify passes every compiler.)
-const PLUGIN_COMPILERS = {
-  buildValidator: () => createValidatorCompiler(),
-  buildSerializer: () => createSerializerCompiler()
-} as unknown as NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>
+import { startWriterEarly } from './stores/sqlite-writer.ts'
 
 function fail (message: string): never {
   process.stderr.write(`plant-store: ${message}\n`)
@@ -54,6 +44,9 @@ const databaseFile = sqlitePath(options.database)
 // Under WORKERS the primary runs everything below up to the fork: the
 // token it generates (if any) reaches every worker through the environment.
 const primary = config.workers > 1 && cluster.isPrimary
+
+// (The primary opens no store: each worker starts its own writer.)
+if (databaseFile !== undefined && !primary) startWriterEarly(databaseFile)
 
 if (options.tokens.length === 0) {
   // `npm start` works out of the box; the token goes to the terminal,
@@ -102,6 +95,7 @@ const logger = {
 }
 
 if (primary) {
+  const { pino } = await import('pino')
   runPrimary({
     workers: config.workers,
     shutdownTimeout: config.shutdownTimeout,
@@ -125,6 +119,16 @@ async function serve (): Promise<void> {
     process.on('disconnect', () => stop('the primary is gone'))
   }
 
+  const [{ default: closeWithGrace }, { default: Fastify, LogController }, { Registry, collectDefaultMetrics }, { DRAIN_SERVER_OPTIONS, drain }, { default: plantStore }, { createSerializerCompiler }, { createValidatorCompiler }] = await Promise.all([
+    import('close-with-grace'), import('fastify'), import('prom-client'), import('./lifecycle.ts'), import('./plugin.ts'), import('./serialization.ts'), import('./validation.ts')
+  ])
+  // (Fastify types these factories as its compiler packages' own; the
+  // compilers they make take what Fastify passes every compiler.)
+  const compilers = {
+    buildValidator: () => createValidatorCompiler(),
+    buildSerializer: () => createSerializerCompiler()
+  } as unknown as NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>
+
   // OpenTelemetry, when its endpoint is set (and only then loaded): the SDK
   // before the app, so that the app's every span goes out; log lines name
   // the span they were written in.
@@ -147,7 +151,7 @@ async function serve (): Promise<void> {
     logController: new LogController({ disableRequestLogging: true }),
     // The plugin's compilers outside it too (no route out there has a
     // schema now): Fastify then loads no compiler package of its own.
-    schemaController: { compilersFactory: PLUGIN_COMPILERS }
+    schemaController: { compilersFactory: compilers }
   })
 
   guardEdge(app, limits)

@@ -38,3 +38,15 @@ export const children = (pid: number): number[] => all().filter(({ ppid }) => pp
 
 /** The running processes of a process group. */
 export const inGroup = (pgid: number): number[] => all().filter(({ pgrp }) => pgrp === pgid).map(({ pid }) => pid)
+
+/** How many threads of this process carry a name (Linux keeps 15 bytes of it). */
+export function threadsNamed (name: string): number {
+  return readdirSync('/proc/self/task').filter((task) => {
+    try {
+      return readFileSync(`/proc/self/task/${task}/comm`, 'utf8').trimEnd() === name.slice(0, 15)
+    } catch {
+      // (Ended while listed.)
+      return false
+    }
+  }).length
+}

@@ -3,9 +3,12 @@ import { join } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
 import { Worker } from 'node:worker_threads'
 import t from 'tap'
+import { until } from './helper.ts'
+import { threadsNamed } from './processes.ts'
 import { NO_MOUNT, smallDisk, walCommits } from './sqlite-files.ts'
 import { SQLITE_MIGRATIONS } from '../lib/stores/sqlite-schema.ts'
 import { SqliteStore } from '../lib/stores/sqlite-store.ts'
+import { WRITER_THREAD_NAME, startWriterEarly } from '../lib/stores/sqlite-writer.ts'
 import { storeSuite } from './store-suite.ts'
 
 storeSuite(t, async (t) => SqliteStore.open(join(t.testdir(), 'plants.db')))
@@ -18,6 +21,52 @@ t.test('the file and its directory are created; plants survive a reopen', async 
   const second = await SqliteStore.open(path)
   t.teardown(() => second.close())
   t.same(await second.get(9007199254740993n), { id: 9007199254740993n, name: 'Fern', tag: 'green' })
+})
+
+// An open that never ends fails, rather than the whole file timing out.
+async function answered<T> (promise: Promise<T>, why: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const never = new Promise<never>((_resolve, reject) => { timer = setTimeout(() => reject(new Error(`no answer in 10 s: ${why}`)), 10_000) })
+  try {
+    return await Promise.race([promise, never])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+t.test('a writer thread started early brings the schema to date ahead of its store, which then takes it rather than starting another', async (t) => {
+  const path = join(t.testdir(), 'new', 'plants.db')
+  await until(() => threadsNamed(WRITER_THREAD_NAME) === 0, 'the writers of the tests before gone')
+  startWriterEarly(path)
+  // (No store yet: the thread alone made the directory, the file and its schema.)
+  await until(() => {
+    try {
+      const db = new DatabaseSync(path, { readOnly: true })
+      try {
+        return (db.prepare('SELECT count(*) AS n FROM plant_store_migrations').get() as { n: number }).n === SQLITE_MIGRATIONS.length
+      } finally {
+        db.close()
+      }
+    } catch {
+      return false
+    }
+  }, 'the schema migrated by the early thread')
+  const store = await answered(SqliteStore.open(path), 'the early ready lost')
+  t.teardown(() => store.close())
+  t.equal(threadsNamed(WRITER_THREAD_NAME), 1, 'one writer: the early one, taken')
+  t.equal(await store.create({ id: 1n, name: 'Fern' }), 'created')
+  t.same(await store.get(1n), { id: 1n, name: 'Fern' })
+  await store.close()
+  await until(() => threadsNamed(WRITER_THREAD_NAME) === 0, 'the writer gone with its store')
+})
+
+t.test('what an early writer said before its store took it reaches the store: a file that is no database fails the open, as it does unstarted', async (t) => {
+  const path = join(t.testdir(), 'plants.db')
+  writeFileSync(path, 'not a database, but long enough to be read as a header of one'.repeat(20))
+  startWriterEarly(path)
+  // (It failed, said so and ended, all before the store listens.)
+  await until(() => threadsNamed(WRITER_THREAD_NAME) === 0, 'the early writer ended')
+  await t.rejects(answered(SqliteStore.open(path), 'the early failure lost'), { message: /not a database/ })
 })
 
 t.test('durable settings: WAL, schema version recorded', async (t) => {

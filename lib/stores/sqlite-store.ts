@@ -8,13 +8,13 @@ import { mkdir, stat } from 'node:fs/promises'
 import { dirname } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
 import type { StatementSync } from 'node:sqlite'
-import { Worker } from 'node:worker_threads'
+import type { Worker } from 'node:worker_threads'
 import type { FastifyBaseLogger } from 'fastify'
 import { DatabasePathError, StoreUnavailableError } from '../errors.ts'
 import { JsonText } from '../json-text.ts'
 import { FILE_REPLACED, FILE_REPLACED_MESSAGE, FileIdentity, configureSqlite, needsNewConnection, unavailableReason } from './sqlite-schema.ts'
 import { LIMIT_PARAMETER } from './sqlite-limit.ts'
-import { OTHER_RESULT, OUTCOMES, WRITER_URL, isWriterThread, mustSync, writerData } from './sqlite-writer.ts'
+import { OTHER_RESULT, OUTCOMES, isWriterThread, mustSync, writerThread } from './sqlite-writer.ts'
 import type { BatchReply, OtherWrite, Write, WriteBatch, WriteError, WriteResult, WriterMessage } from './sqlite-writer.ts'
 import { webhookReads } from './sqlite-webhooks.ts'
 import type { WebhookReads, WebhookWrite, WebhookWrites } from './sqlite-webhooks.ts'
@@ -210,12 +210,18 @@ export class SqliteStore implements PlantStorage {
   // Started on first use and again after it stopped, so that the store heals.
   #writer (): Promise<Worker> {
     if (this.#writerDown !== undefined && Date.now() < this.#writerDown.until) return Promise.reject(this.#writerDown.error)
-    this.#worker ??= new Promise<Worker>((resolve, reject) => {
+    if (this.#worker !== undefined) return this.#worker
+    // (A thread started early replays what it said meanwhile once it is
+    // this store's #worker: its exit, if it is gone, must clear that.)
+    let replay = () => {}
+    this.#worker = new Promise<Worker>((resolve, reject) => {
       const fail = (error: Error) => {
         this.#writerDown = { error, until: Date.now() + REOPEN_DELAY_MS }
         reject(error)
       }
-      const worker = new Worker(WRITER_URL, { workerData: writerData(this.#path) })
+      const thread = writerThread(this.#path)
+      const worker = thread.worker
+      replay = thread.replay
       worker.on('message', (message: WriterMessage) => {
         if (message.type === 'ready') {
           this.#writerDown = undefined
@@ -251,7 +257,9 @@ export class SqliteStore implements PlantStorage {
         reject(error)
       })
     })
-    return this.#worker
+    const worker = this.#worker
+    replay()
+    return worker
   }
 
   #settle (replies: BatchReply[], seconds: number): void {

@@ -9,9 +9,10 @@
 // loaded: a bundler must split at the store's dynamic import (Rollup and
 // webpack do; esbuild with --splitting), so that the worker loads the
 // store's chunk and not the host app.
-import { closeSync, fsyncSync, openSync } from 'node:fs'
+import { closeSync, fsyncSync, mkdirSync, openSync, statSync } from 'node:fs'
+import { dirname } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
-import { isMainThread, parentPort, workerData } from 'node:worker_threads'
+import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads'
 import type { MessagePort } from 'node:worker_threads'
 import { FILE_REPLACED, FILE_REPLACED_MESSAGE, FileIdentity, configureSqlite, migrateSqlite, needsNewConnection } from './sqlite-schema.ts'
 import { outcomeOver } from './plant-storage.ts'
@@ -79,15 +80,75 @@ interface WriterData {
 }
 
 /** What the store starts as its writer thread: this file, wherever it is. */
-export const WRITER_URL = new URL(import.meta.url)
-
-export function writerData (path: string): WriterData {
-  return { role: ROLE, path }
-}
+const WRITER_URL = new URL(import.meta.url)
 
 /** Whether this thread is a writer: a store opened here was bundled into the writer's chunk. */
 export function isWriterThread (): boolean {
   return !isMainThread && (workerData as WriterData | undefined)?.role === ROLE
+}
+
+/** The writer thread's name, as `top -H`, `ps -L` and perf show it (Linux keeps its first 15 bytes). */
+export const WRITER_THREAD_NAME = ROLE
+
+function spawn (path: string): Worker {
+  return new Worker(WRITER_URL, { name: WRITER_THREAD_NAME, workerData: { role: ROLE, path } satisfies WriterData })
+}
+
+// What a writer thread emits, as its store listens for it.
+const EVENTS = ['message', 'error', 'messageerror', 'exit'] as const
+
+interface EarlyWriter {
+  worker: Worker
+  // What it emitted before its store took it, in order.
+  missed: Array<[typeof EVENTS[number], unknown[]]>
+  listeners: Array<[typeof EVENTS[number], (...args: unknown[]) => void]>
+}
+
+// Writer threads started ahead of their store, by database path.
+const early = new Map<string, EarlyWriter>()
+
+/**
+ * Starts the writer thread of the database at `path` ahead of the store
+ * that will take it (writerThread): the standalone server starts it before
+ * it loads its own modules, so that the thread boots and brings the schema
+ * to date on another core meanwhile, rather than after. Where the store
+ * would refuse the path (a directory) or fail to make its directory, nothing
+ * starts: the store's own start says why. Until taken, the thread does not
+ * hold the process open.
+ */
+export function startWriterEarly (path: string): void {
+  if (early.has(path) || isWriterThread()) return
+  try {
+    if (statSync(path, { throwIfNoEntry: false })?.isDirectory() === true) return
+    mkdirSync(dirname(path), { recursive: true })
+  } catch {
+    return
+  }
+  const worker = spawn(path)
+  worker.unref()
+  const started: EarlyWriter = { worker, missed: [], listeners: [] }
+  for (const name of EVENTS) {
+    const listener = (...args: unknown[]) => { started.missed.push([name, args]) }
+    worker.on(name, listener)
+    started.listeners.push([name, listener])
+  }
+  early.set(path, started)
+}
+
+/**
+ * The writer thread of the database at `path`: the one started early for
+ * it, or a new one. `replay` emits again what an early one emitted before
+ * it was taken: called once the caller listens, and has recorded the thread
+ * as its own (an `exit` among them says it is gone).
+ */
+export function writerThread (path: string): { worker: Worker, replay: () => void } {
+  const started = early.get(path)
+  if (started === undefined) return { worker: spawn(path), replay: () => {} }
+  early.delete(path)
+  const { worker, missed, listeners } = started
+  for (const [name, listener] of listeners) worker.off(name, listener)
+  worker.ref()
+  return { worker, replay: () => { for (const [name, args] of missed) worker.emit(name, ...args) } }
 }
 
 /** Whether a write must be on the disk before it is answered: any write but the outbox's bookkeeping. */
