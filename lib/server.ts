@@ -17,7 +17,6 @@ import { defaultMaxConnections, edgeServerOptions, guardEdge } from './http-edge
 import { COLLECT, COLLECTED, STOP, clusterMetrics, runPrimary } from './primary.ts'
 import type { ClusterMessage } from './primary.ts'
 import { redactedUrl, sqlitePath } from './stores/open-store.ts'
-import { startWriterEarly } from './stores/sqlite-writer.ts'
 
 function fail (message: string): never {
   process.stderr.write(`plant-store: ${message}\n`)
@@ -45,9 +44,6 @@ const databaseFile = sqlitePath(options.database)
 // token it generates (if any) reaches every worker through the environment.
 const primary = config.workers > 1 && cluster.isPrimary
 
-// (The primary opens no store: each worker starts its own writer.)
-if (databaseFile !== undefined && !primary) startWriterEarly(databaseFile)
-
 if (options.tokens.length === 0) {
   // `npm start` works out of the box; the token goes to the terminal,
   // never to the log.
@@ -67,6 +63,12 @@ if (options.tokens.length === 0) {
   process.stderr.write(`plant-store: no PLANT_STORE_TOKENS set; ${where}\n\n    ${kept.token}\n\n` +
     'plant-store: set PLANT_STORE_TOKENS=token1,token2 to choose your own.\n')
 }
+
+// The configuration holds: with SQLite, the writer thread starts now. (The
+// primary opens no store: each worker starts its own. Imported only here:
+// neither node:sqlite nor the writer's module is loaded for another store,
+// and a bundler splits the writer off this entry, as it must.)
+if (databaseFile !== undefined && !primary) (await import('./stores/sqlite-writer.ts')).startWriterEarly(databaseFile)
 
 // A client's request id is kept when it is short and plain; otherwise one
 // is made: this process's random prefix and a count, unique across

@@ -1,3 +1,4 @@
+import { once } from 'node:events'
 import { renameSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
@@ -37,20 +38,18 @@ async function answered<T> (promise: Promise<T>, why: string): Promise<T> {
 t.test('a writer thread started early brings the schema to date ahead of its store, which then takes it rather than starting another', async (t) => {
   const path = join(t.testdir(), 'new', 'plants.db')
   await until(() => threadsNamed(WRITER_THREAD_NAME) === 0, 'the writers of the tests before gone')
-  startWriterEarly(path)
-  // (No store yet: the thread alone made the directory, the file and its schema.)
-  await until(() => {
-    try {
-      const db = new DatabaseSync(path, { readOnly: true })
-      try {
-        return (db.prepare('SELECT count(*) AS n FROM plant_store_migrations').get() as { n: number }).n === SQLITE_MIGRATIONS.length
-      } finally {
-        db.close()
-      }
-    } catch {
-      return false
-    }
-  }, 'the schema migrated by the early thread')
+  const early = startWriterEarly(path)
+  if (early === undefined) throw new Error('no writer started')
+  // (Untaken, it would not keep this process up for the wait below.)
+  early.ref()
+  // (No store yet: the thread alone made the directory, the file and its
+  // schema, and said it was ready, which the store can only learn from the
+  // replay: the thread says it once.)
+  const [message] = await once(early, 'message') as [{ type: string }]
+  t.equal(message.type, 'ready')
+  const db = new DatabaseSync(path, { readOnly: true })
+  t.equal((db.prepare('SELECT count(*) AS n FROM plant_store_migrations').get() as { n: number }).n, SQLITE_MIGRATIONS.length, 'every migration applied')
+  db.close()
   const store = await answered(SqliteStore.open(path), 'the early ready lost')
   t.teardown(() => store.close())
   t.equal(threadsNamed(WRITER_THREAD_NAME), 1, 'one writer: the early one, taken')
@@ -63,9 +62,12 @@ t.test('a writer thread started early brings the schema to date ahead of its sto
 t.test('what an early writer said before its store took it reaches the store: a file that is no database fails the open, as it does unstarted', async (t) => {
   const path = join(t.testdir(), 'plants.db')
   writeFileSync(path, 'not a database, but long enough to be read as a header of one'.repeat(20))
-  startWriterEarly(path)
+  const early = startWriterEarly(path)
+  if (early === undefined) throw new Error('no writer started')
+  // (Untaken, it would not keep this process up for the wait below.)
+  early.ref()
   // (It failed, said so and ended, all before the store listens.)
-  await until(() => threadsNamed(WRITER_THREAD_NAME) === 0, 'the early writer ended')
+  await once(early, 'exit')
   await t.rejects(answered(SqliteStore.open(path), 'the early failure lost'), { message: /not a database/ })
 })
 

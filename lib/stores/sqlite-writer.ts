@@ -112,19 +112,20 @@ const early = new Map<string, EarlyWriter>()
  * that will take it (writerThread): the standalone server starts it before
  * it loads its own modules, so that the thread boots and brings the schema
  * to date on another core meanwhile, rather than after. Where the store
- * would refuse the path (a directory) or fail to make its directory, nothing
- * starts: the store's own start says why. Until taken, the thread does not
- * hold the process open.
+ * would refuse the path (a directory) or fail to make its directory or
+ * thread, nothing starts (undefined): the store's own start says why.
+ * Until taken, the thread does not hold the process open.
  */
-export function startWriterEarly (path: string): void {
-  if (early.has(path) || isWriterThread()) return
+export function startWriterEarly (path: string): Worker | undefined {
+  if (early.has(path) || isWriterThread()) return undefined
+  let worker: Worker
   try {
-    if (statSync(path, { throwIfNoEntry: false })?.isDirectory() === true) return
+    if (statSync(path, { throwIfNoEntry: false })?.isDirectory() === true) return undefined
     mkdirSync(dirname(path), { recursive: true })
+    worker = spawn(path)
   } catch {
-    return
+    return undefined
   }
-  const worker = spawn(path)
   worker.unref()
   const started: EarlyWriter = { worker, missed: [], listeners: [] }
   for (const name of EVENTS) {
@@ -133,6 +134,7 @@ export function startWriterEarly (path: string): void {
     started.listeners.push([name, listener])
   }
   early.set(path, started)
+  return worker
 }
 
 /**
