@@ -10,8 +10,11 @@ import { alive, children, inGroup, state } from './processes.ts'
 const HOLDER = fileURLToPath(new URL('./holds-a-server.ts', import.meta.url))
 
 t.test('a zombie (exited, not reaped) takes signal 0 but is not alive, nor a child', async (t) => {
-  // The shell starts `true`, then becomes a sleep that never reaps it.
-  const parent = spawn('/bin/sh', ['-c', 'true & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] })
+  // The shell starts a child, then becomes a sleep that never reaps it; the
+  // child ends only once its parent is that sleep. (A child that ended
+  // sooner could be reaped by the shell itself before its exec: that one
+  // never became a zombie, under CI's load.)
+  const parent = spawn('/bin/sh', ['-c', 'sh -c "until grep -q ^sleep /proc/$$/comm; do sleep 0.01; done" & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] })
   t.teardown(() => { parent.kill('SIGKILL') })
   const zombie = await new Promise<number>((resolve) => parent.stdout.setEncoding('utf8').once('data', (line: string) => resolve(Number(line))))
   await until(() => state(zombie) === 'Z', 'the child is a zombie')
