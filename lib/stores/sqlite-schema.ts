@@ -2,7 +2,8 @@
 // migrated by version at start-up, its settings, the errors that mean "not
 // now" rather than "wrong", and the identity of its files. Shared by the
 // writer (which migrates and writes) and the store (which reads).
-import { statSync } from 'node:fs'
+import { mkdirSync, statSync } from 'node:fs'
+import { dirname } from 'node:path'
 import type { DatabaseSync, SQLInputValue } from 'node:sqlite'
 import { migrate } from './migrations.ts'
 import { SQLITE_WEBHOOK_CREATED_AT, SQLITE_WEBHOOK_TRACEPARENT, SQLITE_WEBHOOK_DUE_INDEX, SQLITE_WEBHOOK_MIGRATION } from './sqlite-webhooks.ts'
@@ -65,6 +66,21 @@ export function unavailableReason (errcode: number | undefined): string | undefi
 export function needsNewConnection (errcode: number | undefined): boolean {
   const primary = (errcode ?? 0) & 0xff
   return primary === 8 || primary === 10 || primary === 14
+}
+
+/**
+ * Makes the directory the database file goes in, before a writer opens it;
+ * false, making nothing, where the path is a directory itself. (A path that
+ * cannot be looked at is left to the writer's open to report.)
+ */
+export function makeDatabaseDirectory (path: string): boolean {
+  let directory = false
+  try {
+    directory = statSync(path).isDirectory()
+  } catch {}
+  if (directory) return false
+  mkdirSync(dirname(path), { recursive: true })
+  return true
 }
 
 /** The code of the error a write gets when the database file is no longer the one that was opened. */

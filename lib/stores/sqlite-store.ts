@@ -4,15 +4,13 @@
 // wait for a commit. A database that cannot be written now (read-only,
 // locked, missing directory) leaves the store answering 503 until it can:
 // each connection is opened again once its error clears, no restart needed.
-import { mkdir, stat } from 'node:fs/promises'
-import { dirname } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
 import type { StatementSync } from 'node:sqlite'
 import type { Worker } from 'node:worker_threads'
 import type { FastifyBaseLogger } from 'fastify'
 import { DatabasePathError, StoreUnavailableError } from '../errors.ts'
 import { JsonText } from '../json-text.ts'
-import { FILE_REPLACED, FILE_REPLACED_MESSAGE, FileIdentity, configureSqlite, needsNewConnection, unavailableReason } from './sqlite-schema.ts'
+import { FILE_REPLACED, FILE_REPLACED_MESSAGE, FileIdentity, configureSqlite, makeDatabaseDirectory, needsNewConnection, unavailableReason } from './sqlite-schema.ts'
 import { LIMIT_PARAMETER } from './sqlite-limit.ts'
 import { OTHER_RESULT, OUTCOMES, isWriterThread, mustSync, writerThread } from './sqlite-writer.ts'
 import type { BatchReply, OtherWrite, Write, WriteBatch, WriteError, WriteResult, WriterMessage } from './sqlite-writer.ts'
@@ -196,8 +194,7 @@ export class SqliteStore implements PlantStorage {
     // A writer thread that runs a whole app (a bundle that did not split
     // the store off its entry) would start writers without end.
     if (isWriterThread()) throw new Error('The SQLite writer was bundled into the app\'s entry file: bundle with code splitting (README: Bundling)')
-    if (await stat(path).then((stats) => stats.isDirectory(), () => false)) throw new DatabasePathError(path)
-    await mkdir(dirname(path), { recursive: true })
+    if (!makeDatabaseDirectory(path)) throw new DatabasePathError(path)
     const store = new SqliteStore(path, options.observer)
     // The writer creates and migrates the schema before anything reads it.
     const ready = store.#writer().then(() => {}, (err: unknown) => {

@@ -9,12 +9,11 @@
 // loaded: a bundler must split at the store's dynamic import (Rollup and
 // webpack do; esbuild with --splitting), so that the worker loads the
 // store's chunk and not the host app.
-import { closeSync, fsyncSync, mkdirSync, openSync, statSync } from 'node:fs'
-import { dirname } from 'node:path'
+import { closeSync, fsyncSync, openSync } from 'node:fs'
 import { DatabaseSync } from 'node:sqlite'
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads'
 import type { MessagePort } from 'node:worker_threads'
-import { FILE_REPLACED, FILE_REPLACED_MESSAGE, FileIdentity, configureSqlite, migrateSqlite, needsNewConnection } from './sqlite-schema.ts'
+import { FILE_REPLACED, FILE_REPLACED_MESSAGE, FileIdentity, configureSqlite, makeDatabaseDirectory, migrateSqlite, needsNewConnection } from './sqlite-schema.ts'
 import { outcomeOver } from './plant-storage.ts'
 import { webhookWrites } from './sqlite-webhooks.ts'
 import type { WebhookWrite, WebhookWrites } from './sqlite-webhooks.ts'
@@ -120,8 +119,7 @@ export function startWriterEarly (path: string): Worker | undefined {
   if (early.has(path) || isWriterThread()) return undefined
   let worker: Worker
   try {
-    if (statSync(path, { throwIfNoEntry: false })?.isDirectory() === true) return undefined
-    mkdirSync(dirname(path), { recursive: true })
+    if (!makeDatabaseDirectory(path)) return undefined
     worker = spawn(path)
   } catch {
     return undefined
