@@ -23,7 +23,6 @@ import { Lifecycle } from './lifecycle.ts'
 import type { OverloadLimits } from './lifecycle.ts'
 import { PlantStoreMetrics } from './metrics.ts'
 import { createOperationResolver, specMediaTypes, specPaths } from './operations.ts'
-import { deferrable, lazyChildLoggerFactory } from './request-logger.ts'
 import { RouteFacts } from './route-facts.ts'
 import { MemoryBudget, closeInStages, createAnswerFlow, hasUnreadBody } from './socket-bounds.ts'
 import { usePrecompiledSpecCheck } from './spec-check.ts'
@@ -196,12 +195,6 @@ const plantStore: FastifyPluginAsync<PlantStoreOptions> = async function plantSt
         metrics.request(RouteFacts.of(request).operationId ?? 'none', request.method, reply.statusCode, reply.elapsedTime / 1000)
       }
 
-  // Each request's logger is made when it first writes at a kept level,
-  // where that changes nothing a host could see (request-logger.ts).
-  if (deferrable(fastify.log, fastify.childLoggerFactory)) {
-    fastify.setChildLoggerFactory(lazyChildLoggerFactory(fastify.childLoggerFactory))
-  }
-
   const corsOn = (options.corsOrigins?.length ?? 0) > 0
   const routes = new RouteFacts(corsOn ? ['OPTIONS'] : [])
   fastify.addHook('onRoute', routes.onRoute)
@@ -371,6 +364,7 @@ export default fp(plantStore, { name: 'plant-store', fastify: '5.x', encapsulate
 export { PlantService }
 export { MemoryStore } from './stores/memory-store.ts'
 export { JsonText } from './json-text.ts'
+export { deferChildLoggers } from './request-logger.ts'
 export { DEFAULT_EDGE_LIMITS, defaultMaxConnections, edgeServerOptions, guardEdge } from './http-edge.ts'
 export { DRAIN_SERVER_OPTIONS, drain } from './lifecycle.ts'
 export type { EdgeLimits } from './http-edge.ts'

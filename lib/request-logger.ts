@@ -3,11 +3,16 @@
 // request that buys nothing when, as usual, the request writes no line at
 // a level the logger keeps. The child is made only when a line is written
 // at a kept level, or when someone asks for more than writing lines.
+//
+// The deferral is the logger's own child(), not a child logger factory:
+// Fastify checks whatever a factory other than its default makes, every
+// request (seven methods looked up by name, twice), which cost as much as
+// the deferral saved. A logger's owner opts in (the server does, for its
+// own); the plugin leaves an embedding app's logger as it is.
 import { inspect } from 'node:util'
-import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
+import type { FastifyBaseLogger } from 'fastify'
 
 type Level = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace'
-type Factory = FastifyInstance['childLoggerFactory']
 type Bindings = Parameters<FastifyBaseLogger['child']>[0]
 type ChildLoggerOptions = Parameters<FastifyBaseLogger['child']>[1]
 type LogArgs = Parameters<FastifyBaseLogger['info']>
@@ -24,43 +29,37 @@ interface PinoLogger extends FastifyBaseLogger {
   msgPrefix?: string
 }
 
-type FactoryOptions = Parameters<Factory>[2]
-type RawRequest = Parameters<Factory>[3]
+type MakeChild = (this: PinoLogger, bindings: Bindings, options?: ChildLoggerOptions) => PinoLogger
 
-// What the factory is called with is kept as fields, not in a closure: one
-// object per request rather than three. The fields are made in the
-// constructor alone: class fields (private ones or any not `declare`d) are
-// made by the class's field initializer first, which cost each request
-// about 1,500 more instructions (callgrind, main thread, the median of
-// repeated runs outside the bench); symbol keys cost as much. They hold
-// the raw request, its token included: a logger serialized (JSON, pino's
-// safe-stable-stringify) or shown (util.inspect) shows none of them.
-class LazyRequestLogger {
+// The fields are made in the constructor alone: class fields (private ones
+// or any not `declare`d) are made by the class's field initializer first,
+// which cost each request about 1,500 more instructions (callgrind, main
+// thread, the median of repeated runs outside the bench); symbol keys cost
+// as much. A logger serialized (JSON, pino's safe-stable-stringify) or
+// shown (util.inspect) shows none of them: its bindings may name the
+// request.
+class LazyChildLogger {
   private declare readonly parent: PinoLogger
-  private declare readonly factory: Factory
-  private declare readonly instance: FastifyInstance
+  private declare readonly makeChild: MakeChild
   private declare readonly childBindings: Bindings
-  private declare readonly childOptions: FactoryOptions
-  private declare readonly rawRequest: RawRequest
+  private declare readonly childOptions: ChildLoggerOptions
   private declare madeChild: PinoLogger | undefined
 
-  constructor (parent: PinoLogger, factory: Factory, instance: FastifyInstance, bindings: Bindings, options: FactoryOptions, rawRequest: RawRequest) {
+  constructor (parent: PinoLogger, makeChild: MakeChild, bindings: Bindings, options: ChildLoggerOptions) {
     this.madeChild = undefined
     this.parent = parent
-    this.factory = factory
-    this.instance = instance
+    this.makeChild = makeChild
     this.childBindings = bindings
     this.childOptions = options
-    this.rawRequest = rawRequest
   }
 
   private childLogger (): PinoLogger {
-    this.madeChild ??= this.factory.call(this.instance, this.parent, this.childBindings, this.childOptions, this.rawRequest) as PinoLogger
+    this.madeChild ??= this.makeChild.call(this.parent, this.childBindings, this.childOptions)
     return this.madeChild
   }
 
   private writeAt (level: Level, args: LogArgs): void {
-    // The child has its parent's level (a route's own level makes the child at once).
+    // The child has its parent's level (one asked for a level of its own was made at once).
     if (this.madeChild === undefined && !this.parent.isLevelEnabled(level)) return
     this.childLogger()[level](...args)
   }
@@ -70,7 +69,7 @@ class LazyRequestLogger {
   }
 
   [inspect.custom] (): string {
-    return 'LazyRequestLogger {}'
+    return 'LazyChildLogger {}'
   }
 
   fatal (...args: LogArgs): void { this.writeAt('fatal', args) }
@@ -103,32 +102,27 @@ class LazyRequestLogger {
 
 const STANDARD_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
 
-/**
- * Whether requests' loggers may be made lazily without a host noticing:
- * Fastify's own factory (a host's may do more than make a child, or give
- * it a level of its own), and a pino logger with only the standard levels.
- */
-export function deferrable (logger: FastifyBaseLogger, factory: Factory): boolean {
-  return factory.name === 'defaultChildLoggerFactory' && saysLevels(logger) &&
-    Object.keys(logger.levels?.values ?? {}).every((level) => STANDARD_LEVELS.includes(level))
-}
-
 // A logger that can say which levels it keeps: pino's.
 function saysLevels (logger: FastifyBaseLogger): logger is PinoLogger {
   return typeof (logger as Partial<PinoLogger>).isLevelEnabled === 'function'
 }
 
 /**
- * A child logger factory that defers the factory it wraps (the app's own,
- * or Fastify's) until a request's logger is used. Loggers that cannot say
- * which levels they keep, and routes with a level of their own, get their
- * child at once.
+ * Makes `logger`'s children (a Fastify app's request loggers, given
+ * `app.log`) on first use, and its children's children, which pino makes
+ * from it. Only a pino logger with the standard levels alone defers
+ * (false otherwise); a child asked for with a level or levels of its own
+ * (a route's log level) is made at once. What a deferred child changes:
+ * pino's `onChild` runs when it is made, if ever.
  */
-export function lazyChildLoggerFactory (inherited: Factory): Factory {
-  return function lazyChildLogger (this: FastifyInstance, logger, bindings, options, rawRequest) {
-    if (!saysLevels(logger) || options.level !== undefined) {
-      return inherited.call(this, logger, bindings, options, rawRequest)
+export function deferChildLoggers (logger: FastifyBaseLogger): boolean {
+  if (!saysLevels(logger) || !Object.keys(logger.levels?.values ?? {}).every((level) => STANDARD_LEVELS.includes(level))) return false
+  const makeChild = logger.child as MakeChild
+  logger.child = function lazyChild (this: PinoLogger, bindings: Bindings, options?: ChildLoggerOptions) {
+    if (options?.level !== undefined || (options as { customLevels?: unknown } | undefined)?.customLevels !== undefined) {
+      return makeChild.call(this, bindings, options)
     }
-    return new LazyRequestLogger(logger, inherited, this, bindings, options, rawRequest) as unknown as FastifyBaseLogger
+    return new LazyChildLogger(this, makeChild, bindings, options) as unknown as FastifyBaseLogger
   }
+  return true
 }

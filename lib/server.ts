@@ -121,7 +121,7 @@ async function serve (): Promise<void> {
     process.on('disconnect', () => stop('the primary is gone'))
   }
 
-  const [{ default: closeWithGrace }, { default: Fastify, LogController }, { Registry, collectDefaultMetrics }, { DRAIN_SERVER_OPTIONS, drain }, { default: plantStore }, { createSerializerCompiler }, { createValidatorCompiler }] = await Promise.all([
+  const [{ default: closeWithGrace }, { default: Fastify, LogController }, { Registry, collectDefaultMetrics }, { DRAIN_SERVER_OPTIONS, drain }, { default: plantStore, deferChildLoggers }, { createSerializerCompiler }, { createValidatorCompiler }] = await Promise.all([
     import('close-with-grace'), import('fastify'), import('prom-client'), import('./lifecycle.ts'), import('./plugin.ts'), import('./serialization.ts'), import('./validation.ts')
   ])
   // (Fastify types these factories as its compiler packages' own; the
@@ -156,6 +156,8 @@ async function serve (): Promise<void> {
     schemaController: { compilersFactory: compilers }
   })
 
+  // Each request's logger is made when it first writes at a kept level.
+  deferChildLoggers(app.log)
   guardEdge(app, limits)
 
   // (Only when info lines are kept: the hook costs every request.)

@@ -1,11 +1,10 @@
 import { Writable } from 'node:stream'
 import { inspect } from 'node:util'
-import type { IncomingMessage } from 'node:http'
 import t from 'tap'
 import Fastify from 'fastify'
 import pino from 'pino'
-import type { FastifyBaseLogger } from 'fastify'
-import { deferrable, lazyChildLoggerFactory } from '../lib/request-logger.ts'
+import type { FastifyBaseLogger, FastifyServerOptions } from 'fastify'
+import { deferChildLoggers } from '../lib/request-logger.ts'
 import { AUTH, TOKEN, build } from './helper.ts'
 
 // A pino logger whose lines are kept, and whose child() calls are counted.
@@ -19,17 +18,19 @@ function countingLogger (level: string) {
   })
   const logger = pino({ level }, stream)
   let children = 0
-  const child = logger.child.bind(logger)
-  logger.child = ((...args: Parameters<typeof child>) => {
+  // (Called on whichever logger inherits it: Fastify's root is a child of this one.)
+  const child = logger.child
+  logger.child = function (this: typeof logger, ...args: Parameters<typeof child>) {
     children++
-    return child(...args)
-  }) as typeof logger.child
+    return child.apply(this, args)
+  } as typeof logger.child
   return { logger: logger as unknown as FastifyBaseLogger, lines, children: () => children }
 }
 
 t.test('a request that writes no line at a kept level makes no child logger', async (t) => {
   const { logger, children } = countingLogger('warn')
   const app = await build(t, { server: { loggerInstance: logger } })
+  t.ok(deferChildLoggers(app.log))
   await app.ready()
   const before = children()
   for (let i = 0; i < 5; i++) {
@@ -43,6 +44,7 @@ t.test('a request that writes no line at a kept level makes no child logger', as
 t.test('a line at a kept level is written by the request\'s child, with its request id', async (t) => {
   const { logger, lines, children } = countingLogger('info')
   const app = await build(t, { server: { loggerInstance: logger, genReqId: () => 'the-id' } })
+  deferChildLoggers(app.log)
   t.equal((await app.inject({ url: '/plants', headers: { authorization: 'Bearer wrong' } })).statusCode, 401)
   const unauthorized = lines.filter((line) => line.status === 401)
   t.equal(unauthorized.length, 1, 'the error handler\'s line is written')
@@ -53,6 +55,7 @@ t.test('a line at a kept level is written by the request\'s child, with its requ
 t.test('the lazy logger answers what a logger is asked', async (t) => {
   const { logger } = countingLogger('warn')
   const app = await build(t, { server: { loggerInstance: logger } })
+  deferChildLoggers(app.log)
   let seen: { level: string, info: boolean, warn: boolean, grandchild: boolean } | undefined
   app.addHook('onRequest', async (request) => {
     const log = request.log as FastifyBaseLogger & { isLevelEnabled: (level: string) => boolean }
@@ -62,48 +65,71 @@ t.test('the lazy logger answers what a logger is asked', async (t) => {
   t.same(seen, { level: 'warn', info: false, warn: true, grandchild: true })
 })
 
-t.test('a route with a level of its own gets its child at once, at that level', async (t) => {
+t.test('a child asked for with a level of its own is made at once, at that level', async (t) => {
   const { logger, lines, children } = countingLogger('warn')
-  const factory = lazyChildLoggerFactory((parent, bindings, options) => parent.child(bindings, options))
-  const app = Fastify()
-  const child = factory.call(app, logger, { reqId: 'r1' }, { level: 'info' }, {} as IncomingMessage)
+  t.ok(deferChildLoggers(logger))
+  const child = logger.child({ reqId: 'r1' }, { level: 'info' })
   t.equal(children(), 1)
-  child.info('kept at the route\'s level')
-  t.match(lines, [{ msg: 'kept at the route\'s level', reqId: 'r1' }])
-  const lazy = factory.call(app, logger, { reqId: 'r2' }, {}, {} as IncomingMessage)
+  child.info('kept at its own level')
+  t.match(lines, [{ msg: 'kept at its own level', reqId: 'r1' }])
+  const lazy = logger.child({ reqId: 'r2' })
   lazy.info('dropped')
+  t.equal(children(), 1, 'nothing made for a line not kept')
   lazy.warn('kept')
   t.equal(children(), 2, 'the lazy one made its child for the kept line only')
   t.match(lines.at(-1), { msg: 'kept', reqId: 'r2' })
   t.equal(lines.length, 2)
+
+  // A route's level: its requests' children are made at that level.
+  const app = Fastify({ loggerInstance: logger })
+  deferChildLoggers(app.log)
+  app.get('/chatty', { logLevel: 'info' }, async (request) => {
+    request.log.info('a route line')
+    return 'ok'
+  })
+  t.equal((await app.inject({ url: '/chatty' })).statusCode, 200)
+  t.match(lines.find((line) => line.msg === 'a route line'), { reqId: 'req-1', level: 30 })
+  await app.close()
 })
 
-t.test('a host\'s own child logger factory, or custom levels, are left as they are', async (t) => {
+t.test('the plugin leaves an embedding app\'s logger and child logger factory as they are', async (t) => {
   const { logger, children } = countingLogger('warn')
-  let made = 0
-  const app = await build(t, {
-    server: {
-      loggerInstance: logger,
-      childLoggerFactory (parent, bindings, options) {
-        made++
-        return parent.child(bindings, options)
-      }
-    }
-  })
-  await app.ready()
+  const plain = await build(t, { server: { loggerInstance: logger } })
+  await plain.ready()
   const before = children()
+  await plain.inject({ url: '/plants', headers: AUTH })
+  t.equal(children() - before, 1, 'a child per request, as Fastify makes it')
+
+  let made = 0
+  const factory: FastifyServerOptions['childLoggerFactory'] = function (parent, bindings, options) {
+    made++
+    return parent.child(bindings, options)
+  }
+  const app = await build(t, { server: { loggerInstance: logger, childLoggerFactory: factory } })
+  await app.ready()
   await app.inject({ url: '/plants', headers: AUTH })
   t.equal(made, 1, 'the host\'s factory ran for the request')
-  t.equal(children() - before, 1)
+  t.equal(app.childLoggerFactory, factory)
+})
 
+t.test('a logger with levels of its own is left as it is, and so is a child asked for with some', async (t) => {
   const custom = pino({ level: 'warn', customLevels: { audit: 45 } }, new Writable({ write (_chunk, _encoding, callback) { callback() } }))
-  t.notOk(deferrable(custom as unknown as FastifyBaseLogger, Fastify().childLoggerFactory), 'custom levels: made at once')
-  t.ok(deferrable(pino({ level: 'warn' }) as unknown as FastifyBaseLogger, Fastify().childLoggerFactory))
+  const child = custom.child
+  t.notOk(deferChildLoggers(custom as unknown as FastifyBaseLogger), 'custom levels: not deferred')
+  t.equal(custom.child, child)
+  t.notOk(deferChildLoggers({ info () {} } as unknown as FastifyBaseLogger), 'a logger that cannot say its levels: not deferred')
+
+  const { logger, children } = countingLogger('warn')
+  deferChildLoggers(logger)
+  const audited = logger.child({}, { customLevels: { audit: 45 } } as object) as FastifyBaseLogger & { audit: (msg: string) => void }
+  t.equal(children(), 1, 'made at once')
+  t.type(audited.audit, 'function')
 })
 
 t.test('setBindings and flush reach the request\'s child', async (t) => {
   const { logger, lines } = countingLogger('warn')
   const app = await build(t, { server: { loggerInstance: logger } })
+  deferChildLoggers(app.log)
   app.addHook('onRequest', async (request) => {
     const log = request.log as FastifyBaseLogger & { setBindings: (bindings: object) => void, flush: () => void }
     log.setBindings({ tenant: 'a' })
@@ -117,6 +143,7 @@ t.test('setBindings and flush reach the request\'s child', async (t) => {
 t.test('a request\'s logger, serialized or shown, holds nothing of the request', async (t) => {
   const { logger } = countingLogger('warn')
   const app = await build(t, { server: { loggerInstance: logger } })
+  deferChildLoggers(app.log)
   let seen: { json: string, shown: string } | undefined
   app.addHook('onRequest', async (request) => {
     // (What a host's log line or debugger would make of it: the lazy
