@@ -36,30 +36,28 @@ type MakeChild = (this: PinoLogger, bindings: Bindings, options?: ChildLoggerOpt
 // which cost each request about 1,500 more instructions (callgrind, main
 // thread, the median of repeated runs outside the bench); symbol keys cost
 // as much. A logger serialized (JSON, pino's safe-stable-stringify) or
-// shown (util.inspect) shows none of them: its bindings may name the
-// request.
+// shown (util.inspect) shows none of them (its parent, the whole root
+// logger, among them).
 class LazyChildLogger {
   private declare readonly parent: PinoLogger
   private declare readonly makeChild: MakeChild
   private declare readonly childBindings: Bindings
-  private declare readonly childOptions: ChildLoggerOptions
   private declare madeChild: PinoLogger | undefined
 
-  constructor (parent: PinoLogger, makeChild: MakeChild, bindings: Bindings, options: ChildLoggerOptions) {
+  constructor (parent: PinoLogger, makeChild: MakeChild, bindings: Bindings) {
     this.madeChild = undefined
     this.parent = parent
     this.makeChild = makeChild
     this.childBindings = bindings
-    this.childOptions = options
   }
 
   private childLogger (): PinoLogger {
-    this.madeChild ??= this.makeChild.call(this.parent, this.childBindings, this.childOptions)
+    this.madeChild ??= this.makeChild.call(this.parent, this.childBindings)
     return this.madeChild
   }
 
   private writeAt (level: Level, args: LogArgs): void {
-    // The child has its parent's level (one asked for a level of its own was made at once).
+    // The child has its parent's level (one asked for with options was made at once).
     if (this.madeChild === undefined && !this.parent.isLevelEnabled(level)) return
     this.childLogger()[level](...args)
   }
@@ -107,22 +105,39 @@ function saysLevels (logger: FastifyBaseLogger): logger is PinoLogger {
   return typeof (logger as Partial<PinoLogger>).isLevelEnabled === 'function'
 }
 
+// The child() methods deferChildLoggers gave, so that it gives none twice.
+const deferring = new WeakSet<MakeChild>()
+
+// Whether a child's options say nothing: Fastify asks for each request's
+// child with an empty object, unless the route has a level or serializers
+// of its own.
+function saysNothing (options: ChildLoggerOptions): boolean {
+  if (options === undefined || options === null) return false
+  // (Stops at the first key, inherited ones too: no array made per request.)
+  // eslint-disable-next-line no-unreachable-loop
+  for (const _ in options) return false
+  return true
+}
+
 /**
- * Makes `logger`'s children (a Fastify app's request loggers, given
- * `app.log`) on first use, and its children's children, which pino makes
- * from it. Only a pino logger with the standard levels alone defers
- * (false otherwise); a child asked for with a level or levels of its own
- * (a route's log level) is made at once. What a deferred child changes:
- * pino's `onChild` runs when it is made, if ever.
+ * Makes the request loggers of a Fastify app, given its `app.log`, on first
+ * use: the children asked for with empty options (as Fastify asks for a
+ * request's), of `logger` and of its children (pino makes them from it).
+ * Any other child (no options, a level, levels or serializers of its own)
+ * is pino's own, made at once. Only a pino logger with the standard levels
+ * alone defers (false otherwise). What a deferred child changes: its
+ * bindings are serialized, and pino's `onChild` runs, when it is made.
  */
 export function deferChildLoggers (logger: FastifyBaseLogger): boolean {
-  if (!saysLevels(logger) || !Object.keys(logger.levels?.values ?? {}).every((level) => STANDARD_LEVELS.includes(level))) return false
+  if (logger instanceof LazyChildLogger || !saysLevels(logger)) return false
+  if (!Object.keys(logger.levels?.values ?? {}).every((level) => STANDARD_LEVELS.includes(level))) return false
   const makeChild = logger.child as MakeChild
-  logger.child = function lazyChild (this: PinoLogger, bindings: Bindings, options?: ChildLoggerOptions) {
-    if (options?.level !== undefined || (options as { customLevels?: unknown } | undefined)?.customLevels !== undefined) {
-      return makeChild.call(this, bindings, options)
-    }
-    return new LazyChildLogger(this, makeChild, bindings, options) as unknown as FastifyBaseLogger
+  if (deferring.has(makeChild)) return true
+  const lazyChild: MakeChild = function (this: PinoLogger, bindings: Bindings, options?: ChildLoggerOptions) {
+    if (!saysNothing(options)) return makeChild.call(this, bindings, options)
+    return new LazyChildLogger(this, makeChild, bindings) as unknown as PinoLogger
   }
+  deferring.add(lazyChild)
+  logger.child = lazyChild as FastifyBaseLogger['child']
   return true
 }

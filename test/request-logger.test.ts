@@ -5,7 +5,7 @@ import Fastify from 'fastify'
 import pino from 'pino'
 import type { FastifyBaseLogger, FastifyServerOptions } from 'fastify'
 import { deferChildLoggers } from '../lib/request-logger.ts'
-import { AUTH, TOKEN, build } from './helper.ts'
+import { AUTH, build } from './helper.ts'
 
 // A pino logger whose lines are kept, and whose child() calls are counted.
 function countingLogger (level: string) {
@@ -72,7 +72,8 @@ t.test('a child asked for with a level of its own is made at once, at that level
   t.equal(children(), 1)
   child.info('kept at its own level')
   t.match(lines, [{ msg: 'kept at its own level', reqId: 'r1' }])
-  const lazy = logger.child({ reqId: 'r2' })
+  // (Empty options, as Fastify asks for a request's child.)
+  const lazy = logger.child({ reqId: 'r2' }, {})
   lazy.info('dropped')
   t.equal(children(), 1, 'nothing made for a line not kept')
   lazy.warn('kept')
@@ -147,11 +148,51 @@ t.test('a request\'s logger, serialized or shown, holds nothing of the request',
   let seen: { json: string, shown: string } | undefined
   app.addHook('onRequest', async (request) => {
     // (What a host's log line or debugger would make of it: the lazy
-    // logger keeps the raw request, its Authorization header included.)
+    // logger keeps its parent, the whole root logger.)
     seen = { json: JSON.stringify(request.log), shown: inspect(request.log, { depth: 4 }) }
   })
   t.equal((await app.inject({ url: '/plants', headers: AUTH })).statusCode, 200)
   t.equal(seen?.json, '{}')
-  t.notMatch(seen?.shown ?? '', TOKEN, 'the token is not shown')
-  t.notMatch(seen?.shown ?? '', /rawHeaders|IncomingMessage/, 'nor the raw request')
+  t.equal(seen?.shown, 'LazyChildLogger {}')
+})
+
+t.test('a child asked for with no options, or with serializers, is pino\'s own, made at once', async (t) => {
+  const { logger, children } = countingLogger('warn')
+  deferChildLoggers(logger)
+  logger.child({ svc: 'api' })
+  t.equal(children(), 1, 'no options: made at once')
+  logger.child({ reqId: 'r1' }, { serializers: {} })
+  t.equal(children(), 2, 'serializers: made at once')
+
+  // A host's deferred logger's child given to Fastify keeps the host's serializers.
+  const lines: Array<Record<string, unknown>> = []
+  const host = pino({
+    level: 'info',
+    serializers: { req: (request: { url: string }) => ({ path: request.url.split('?')[0] }) }
+  }, new Writable({
+    write (chunk, _encoding, callback) {
+      lines.push(JSON.parse(String(chunk)))
+      callback()
+    }
+  }))
+  deferChildLoggers(host as unknown as FastifyBaseLogger)
+  const app = Fastify({ loggerInstance: host.child({ svc: 'api' }) as unknown as FastifyBaseLogger })
+  deferChildLoggers(app.log)
+  app.get('/x', async (request) => {
+    request.log.info({ req: request }, 'seen')
+    return 'ok'
+  })
+  t.equal((await app.inject({ url: '/x?token=secret' })).statusCode, 200)
+  t.same(lines.find((line) => line.msg === 'seen')?.req, { path: '/x' }, 'the host\'s req serializer, not Fastify\'s')
+  await app.close()
+})
+
+t.test('a logger deferred twice is wrapped once', async (t) => {
+  const { logger } = countingLogger('warn')
+  t.ok(deferChildLoggers(logger))
+  const once = logger.child
+  t.ok(deferChildLoggers(logger))
+  t.equal(logger.child, once)
+  const lazy = logger.child({ reqId: 'r1' }, {})
+  t.notOk(deferChildLoggers(lazy), 'a deferred child itself is not deferred again')
 })
