@@ -376,6 +376,27 @@ for (const how of ['removed', 'replaced'] as const) {
   })
 }
 
+// The writer looks at the files only when their directory changed (or a
+// second passed): the writes before the WAL goes let it settle on that.
+for (const how of ['removed', 'replaced'] as const) {
+  t.test(`the WAL alone ${how} while open: the next write is refused, not acknowledged into a file a restart would not read`, async (t) => {
+    const dir = t.testdir()
+    const path = join(dir, 'plants.db')
+    const store = await SqliteStore.open(path)
+    t.teardown(() => store.close())
+    // (Past the moment the directory's last change is too recent to go by.)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    for (const id of [1n, 2n, 3n]) t.equal(await store.create({ id, name: 'Fern' }), 'created')
+    if (how === 'removed') {
+      rmSync(`${path}-wal`)
+    } else {
+      writeFileSync(join(dir, 'other-wal'), '')
+      renameSync(join(dir, 'other-wal'), `${path}-wal`)
+    }
+    await t.rejects(store.create({ id: 4n, name: 'Rose' }), { code: 'PLANT_STORE_UNAVAILABLE', statusCode: 503, message: /removed or replaced/ })
+  })
+}
+
 t.test('the writer thread dying under load: 503s, nothing acknowledged lost, the next write restarts it', async (t) => {
   const path = join(t.testdir(), 'plants.db')
   const workers = new Set<Worker>()

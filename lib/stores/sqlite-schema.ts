@@ -87,10 +87,36 @@ export function makeDatabaseDirectory (path: string): boolean {
 export const FILE_REPLACED = -1
 export const FILE_REPLACED_MESSAGE = 'the database file was removed or replaced while open; restart the service to open the file now at its path'
 
+// A stat of a file reads its timestamps, and since Linux 6.13 (multigrain
+// timestamps) that gives the file's next write a new fine-grained ctime:
+// its inode is dirty, and an fsync after that write commits ext4's journal
+// as well as the data. Every commit writes and fsyncs the WAL, so the files
+// are not looked at on every commit: their directory is. Removing,
+// renaming or creating a file in it changes the directory's ctime, and the
+// files are looked at again then, and at least this often otherwise.
+const LOOK_AGAIN_MS = 1000
+
 function identity (path: string): string | undefined {
   try {
     const { dev, ino } = statSync(path)
     return `${dev}:${ino}`
+  } catch {
+    return undefined
+  }
+}
+
+// A ctime this recent is no stamp yet: with coarse timestamps (before
+// Linux 6.13, or other file systems) a change within the same clock tick
+// would leave it as it is.
+const SETTLED_NS = 50_000_000n
+
+// The directory's identity and when its entries last changed; undefined
+// when that was too recent to tell the next change by.
+function entriesStamp (directory: string): string | undefined {
+  try {
+    const { dev, ino, ctimeNs } = statSync(directory, { bigint: true })
+    if (BigInt(Date.now()) * 1_000_000n - ctimeNs < SETTLED_NS) return undefined
+    return `${dev}:${ino}:${ctimeNs}`
   } catch {
     return undefined
   }
@@ -103,21 +129,36 @@ function identity (path: string): string | undefined {
  */
 export class FileIdentity {
   readonly #path: string
+  readonly #directory: string
   readonly #database: string | undefined
   #wal: string | undefined
+  // The directory's stamp when the files were last found unchanged, and when.
+  #stamp: string | undefined
+  #lookedAt = 0
 
   constructor (path: string) {
     this.#path = path
+    this.#directory = dirname(path)
     this.#database = identity(path)
     this.#wal = identity(`${path}-wal`)
   }
 
   /** Whether the files at the path are still the ones opened. */
   unchanged (): boolean {
+    // (The stamp first: a change while the files are looked at shows next time.)
+    const stamp = entriesStamp(this.#directory)
+    const now = performance.now()
+    if (stamp !== undefined && stamp === this.#stamp && now - this.#lookedAt < LOOK_AGAIN_MS) return true
     if (this.#database === undefined || identity(this.#path) !== this.#database) return false
     const wal = identity(`${this.#path}-wal`)
     // The WAL appears with the first write, and lives while a connection is open.
     if (this.#wal === undefined) this.#wal = wal
-    return wal === this.#wal
+    if (wal !== this.#wal) return false
+    // (Until the WAL exists, it is looked for each time.)
+    if (wal !== undefined && stamp !== undefined) {
+      this.#stamp = stamp
+      this.#lookedAt = now
+    }
+    return true
   }
 }
