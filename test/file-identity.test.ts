@@ -8,13 +8,16 @@ import t from 'tap'
 import type { Test } from 'tap'
 import { FileIdentity } from '../lib/stores/sqlite-schema.ts'
 
-// Counts the stats of each path, through the named import the module uses.
-function countStats (t: Test): Map<string, number> {
+// Counts the stats of each path, through the named import the module uses;
+// `ctime` changes the ctime a directory's stat shows.
+function countStats (t: Test, ctime?: (ns: bigint) => bigint): Map<string, number> {
   const stats = new Map<string, number>()
   const statSync = fs.statSync
   t.capture(fs, 'statSync', ((path: fs.PathLike, ...rest: unknown[]) => {
     stats.set(String(path), (stats.get(String(path)) ?? 0) + 1)
-    return (statSync as (...args: unknown[]) => unknown)(path, ...rest)
+    const found = (statSync as (...args: unknown[]) => unknown)(path, ...rest) as fs.BigIntStats | undefined
+    if (ctime === undefined || !found?.isDirectory()) return found
+    return { dev: found.dev, ino: found.ino, ctimeNs: ctime(found.ctimeNs) }
   }) as typeof fs.statSync)
   syncBuiltinESMExports()
   t.teardown(syncBuiltinESMExports)
@@ -70,4 +73,36 @@ t.test('right after the directory changed, its ctime is no stamp: the files are 
   const stats = countStats(t)
   for (let i = 0; i < 3; i++) t.equal(identity.unchanged(), true)
   t.equal(stats.get(`${path}-wal`), 3)
+})
+
+t.test('a directory ctime of a whole millisecond (a file system\'s coarse one) is no stamp: the files are looked at each time', async (t) => {
+  const { path } = await files(t)
+  const identity = new FileIdentity(path)
+  const stats = countStats(t, (ns) => ns - ns % 1_000_000n)
+  for (let i = 0; i < 3; i++) t.equal(identity.unchanged(), true)
+  t.equal(stats.get(`${path}-wal`), 3)
+})
+
+t.test('a directory ctime ahead of the clock (stepped back) is still a stamp', async (t) => {
+  const { path } = await files(t)
+  const identity = new FileIdentity(path)
+  const stats = countStats(t, (ns) => ns + 3_600_000_000_000n + 1n)
+  for (let i = 0; i < 3; i++) t.equal(identity.unchanged(), true)
+  t.equal(stats.get(`${path}-wal`), 1)
+})
+
+t.test('a database path that is a link: the WAL is the one beside its target, and both are looked at each time', async (t) => {
+  const dir = t.testdir({ disk: { 'plants.db': 'db', 'plants.db-wal': 'wal' }, here: {} })
+  await settle()
+  const path = join(dir, 'here', 'plants.db')
+  fs.symlinkSync(join(dir, 'disk', 'plants.db'), path)
+  await settle()
+  const identity = new FileIdentity(path)
+  const stats = countStats(t)
+  for (let i = 0; i < 3; i++) t.equal(identity.unchanged(), true)
+  const wal = join(dir, 'disk', 'plants.db-wal')
+  t.equal(stats.get(wal), 3, 'the target\'s WAL, each time')
+  fs.writeFileSync(join(dir, 'disk', 'other-wal'), '')
+  fs.renameSync(join(dir, 'disk', 'other-wal'), wal)
+  t.equal(identity.unchanged(), false, 'replaced beside the target')
 })

@@ -1,5 +1,5 @@
 import { once } from 'node:events'
-import { renameSync, rmSync, writeFileSync } from 'node:fs'
+import { renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
 import { Worker } from 'node:worker_threads'
@@ -396,6 +396,21 @@ for (const how of ['removed', 'replaced'] as const) {
     await t.rejects(store.create({ id: 4n, name: 'Rose' }), { code: 'PLANT_STORE_UNAVAILABLE', statusCode: 503, message: /removed or replaced/ })
   })
 }
+
+t.test('a database path that links to a file elsewhere: the WAL replaced beside the target is refused at once', async (t) => {
+  const dir = t.testdir({ disk: {}, here: {} })
+  const target = join(dir, 'disk', 'plants.db')
+  await (await SqliteStore.open(target)).close()
+  const path = join(dir, 'here', 'plants.db')
+  symlinkSync(target, path)
+  const store = await SqliteStore.open(path)
+  t.teardown(() => store.close())
+  await new Promise((resolve) => setTimeout(resolve, 100))
+  for (const id of [1n, 2n, 3n]) t.equal(await store.create({ id, name: 'Fern' }), 'created')
+  writeFileSync(join(dir, 'disk', 'other-wal'), '')
+  renameSync(join(dir, 'disk', 'other-wal'), `${target}-wal`)
+  await t.rejects(store.create({ id: 4n, name: 'Rose' }), { code: 'PLANT_STORE_UNAVAILABLE', statusCode: 503, message: /removed or replaced/ })
+})
 
 t.test('the writer thread dying under load: 503s, nothing acknowledged lost, the next write restarts it', async (t) => {
   const path = join(t.testdir(), 'plants.db')

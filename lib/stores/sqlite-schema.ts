@@ -2,7 +2,7 @@
 // migrated by version at start-up, its settings, the errors that mean "not
 // now" rather than "wrong", and the identity of its files. Shared by the
 // writer (which migrates and writes) and the store (which reads).
-import { mkdirSync, statSync } from 'node:fs'
+import { lstatSync, mkdirSync, realpathSync, statSync } from 'node:fs'
 import { dirname } from 'node:path'
 import type { DatabaseSync, SQLInputValue } from 'node:sqlite'
 import { migrate } from './migrations.ts'
@@ -93,32 +93,61 @@ export const FILE_REPLACED_MESSAGE = 'the database file was removed or replaced 
 // as well as the data. Every commit writes and fsyncs the WAL, so the files
 // are not looked at on every commit: their directory is. Removing,
 // renaming or creating a file in it changes the directory's ctime, and the
-// files are looked at again then, and at least this often otherwise.
+// files are looked at again then, and at least this often otherwise. (A
+// file mounted over the database or its WAL changes no directory: that is
+// seen within this time.)
 const LOOK_AGAIN_MS = 1000
 
+// (No entry is the usual miss, answered without an exception; any other
+// failure to look counts as not found.)
 function identity (path: string): string | undefined {
   try {
-    const { dev, ino } = statSync(path)
-    return `${dev}:${ino}`
+    const stats = statSync(path, { throwIfNoEntry: false })
+    return stats && `${stats.dev}:${stats.ino}`
   } catch {
     return undefined
   }
 }
 
-// A ctime this recent is no stamp yet: with coarse timestamps (before
-// Linux 6.13, or other file systems) a change within the same clock tick
-// would leave it as it is.
+// A ctime this near the clock is no stamp yet: with coarse timestamps
+// (before Linux 6.13, or other file systems) a change within the same
+// clock tick would leave it as it is. (Both ways: a clock stepped back puts
+// it ahead.)
 const SETTLED_NS = 50_000_000n
 
 // The directory's identity and when its entries last changed; undefined
-// when that was too recent to tell the next change by.
+// when that cannot tell the next change.
 function entriesStamp (directory: string): string | undefined {
   try {
-    const { dev, ino, ctimeNs } = statSync(directory, { bigint: true })
-    if (BigInt(Date.now()) * 1_000_000n - ctimeNs < SETTLED_NS) return undefined
+    const stats = statSync(directory, { bigint: true, throwIfNoEntry: false })
+    if (stats === undefined) return undefined
+    const { dev, ino, ctimeNs } = stats
+    // A whole-millisecond ctime is a file system's coarse one (a second:
+    // ext4 with 128-byte inodes, HFS+; FAT's 10 ms): changes a second apart
+    // may share it.
+    if (ctimeNs % 1_000_000n === 0n) return undefined
+    const age = BigInt(Date.now()) * 1_000_000n - ctimeNs
+    if (age < SETTLED_NS && age > -SETTLED_NS) return undefined
     return `${dev}:${ino}:${ctimeNs}`
   } catch {
     return undefined
+  }
+}
+
+// A link's target is in another directory, whose changes the stamp does not show.
+function isLink (path: string): boolean {
+  try {
+    return lstatSync(path, { throwIfNoEntry: false })?.isSymbolicLink() ?? true
+  } catch {
+    return true
+  }
+}
+
+function resolved (path: string): string {
+  try {
+    return realpathSync(path)
+  } catch {
+    return path
   }
 }
 
@@ -131,6 +160,7 @@ export class FileIdentity {
   readonly #path: string
   readonly #directory: string
   readonly #database: string | undefined
+  readonly #walPath: string
   #wal: string | undefined
   // The directory's stamp when the files were last found unchanged, and when.
   #stamp: string | undefined
@@ -140,7 +170,9 @@ export class FileIdentity {
     this.#path = path
     this.#directory = dirname(path)
     this.#database = identity(path)
-    this.#wal = identity(`${path}-wal`)
+    // SQLite's WAL is beside the file the path resolves to (it follows links).
+    this.#walPath = `${resolved(path)}-wal`
+    this.#wal = identity(this.#walPath)
   }
 
   /** Whether the files at the path are still the ones opened. */
@@ -150,12 +182,12 @@ export class FileIdentity {
     const now = performance.now()
     if (stamp !== undefined && stamp === this.#stamp && now - this.#lookedAt < LOOK_AGAIN_MS) return true
     if (this.#database === undefined || identity(this.#path) !== this.#database) return false
-    const wal = identity(`${this.#path}-wal`)
+    const wal = identity(this.#walPath)
     // The WAL appears with the first write, and lives while a connection is open.
     if (this.#wal === undefined) this.#wal = wal
     if (wal !== this.#wal) return false
-    // (Until the WAL exists, it is looked for each time.)
-    if (wal !== undefined && stamp !== undefined) {
+    // (Until the WAL exists, and while either file is a link, they are looked at each time.)
+    if (wal !== undefined && stamp !== undefined && !isLink(this.#path) && !isLink(this.#walPath)) {
       this.#stamp = stamp
       this.#lookedAt = now
     }
