@@ -4,9 +4,11 @@
 import fs from 'node:fs'
 import { join } from 'node:path'
 import { syncBuiltinESMExports } from 'node:module'
+import { setTimeout as sleep } from 'node:timers/promises'
 import t from 'tap'
 import type { Test } from 'tap'
 import { FileIdentity } from '../lib/stores/sqlite-schema.ts'
+import { replaceWithEmpty } from './sqlite-files.ts'
 
 // Counts the stats of each path, through the named import the module uses;
 // `ctime` changes the ctime a directory's stat shows.
@@ -24,7 +26,8 @@ function countStats (t: Test, ctime?: (ns: bigint) => bigint): Map<string, numbe
   return stats
 }
 
-const settle = () => new Promise((resolve) => setTimeout(resolve, 100))
+// Past the moment the directory's last change is too recent to go by.
+const settle = () => sleep(100)
 
 async function files (t: Test) {
   const dir = t.testdir({ 'plants.db': 'db', 'plants.db-wal': 'wal' })
@@ -49,8 +52,7 @@ t.test('a change in the directory has the files looked at again; a file replaced
   fs.writeFileSync(join(dir, 'unrelated'), '')
   t.equal(identity.unchanged(), true, 'another file: the same files')
   t.equal(stats.get(`${path}-wal`), 1, 'looked at again')
-  fs.writeFileSync(join(dir, 'other-wal'), '')
-  fs.renameSync(join(dir, 'other-wal'), `${path}-wal`)
+  replaceWithEmpty(`${path}-wal`)
   t.equal(identity.unchanged(), false, 'the WAL replaced')
 })
 
@@ -61,7 +63,7 @@ t.test('a second on, the files are looked at again though the directory did not 
   const stats = countStats(t)
   t.equal(identity.unchanged(), true)
   t.equal(stats.get(`${path}-wal`), undefined, 'not at once')
-  await new Promise((resolve) => setTimeout(resolve, 1100))
+  await sleep(1100)
   t.equal(identity.unchanged(), true)
   t.equal(stats.get(`${path}-wal`), 1, 'after a second')
 })
@@ -102,7 +104,6 @@ t.test('a database path that is a link: the WAL is the one beside its target, an
   for (let i = 0; i < 3; i++) t.equal(identity.unchanged(), true)
   const wal = join(dir, 'disk', 'plants.db-wal')
   t.equal(stats.get(wal), 3, 'the target\'s WAL, each time')
-  fs.writeFileSync(join(dir, 'disk', 'other-wal'), '')
-  fs.renameSync(join(dir, 'disk', 'other-wal'), wal)
+  replaceWithEmpty(wal)
   t.equal(identity.unchanged(), false, 'replaced beside the target')
 })

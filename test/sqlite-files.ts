@@ -1,7 +1,7 @@
 // What tests learn about an SQLite store from its files, as an operator
 // could: the commits in its write-ahead log, and a file system that fills.
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmdirSync } from 'node:fs'
+import { mkdtempSync, readFileSync, renameSync, rmdirSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Test } from 'tap'
@@ -60,4 +60,10 @@ export function smallDisk (t: Test, bytes: number): string {
     rmdirSync(dir)
   })
   return dir
+}
+
+/** Puts a new empty file in the place of `path`, by a rename in its directory (as a restore of another file would). */
+export function replaceWithEmpty (path: string): void {
+  writeFileSync(`${path}.new`, '')
+  renameSync(`${path}.new`, path)
 }

@@ -4,9 +4,10 @@ import { join } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
 import { Worker } from 'node:worker_threads'
 import t from 'tap'
+import type { Test } from 'tap'
 import { until } from './helper.ts'
 import { threadsNamed } from './processes.ts'
-import { NO_MOUNT, smallDisk, walCommits } from './sqlite-files.ts'
+import { NO_MOUNT, replaceWithEmpty, smallDisk, walCommits } from './sqlite-files.ts'
 import { SQLITE_MIGRATIONS } from '../lib/stores/sqlite-schema.ts'
 import { SqliteStore } from '../lib/stores/sqlite-store.ts'
 import { WRITER_THREAD_NAME, startWriterEarly } from '../lib/stores/sqlite-writer.ts'
@@ -353,6 +354,9 @@ t.test('a row the database refuses fails alone; the rest of its transaction comm
   t.equal((await store.list({ limit: 100 })).length, 29, 'and stored')
 })
 
+// What the store answers once its files are not the ones it opened.
+const REPLACED = { code: 'PLANT_STORE_UNAVAILABLE', statusCode: 503, message: /removed or replaced/ }
+
 for (const how of ['removed', 'replaced'] as const) {
   t.test(`the database file ${how} while open: 503 from then on, never a write a restart would lose`, async (t) => {
     const dir = t.testdir()
@@ -368,32 +372,32 @@ for (const how of ['removed', 'replaced'] as const) {
       other.close()
       renameSync(join(dir, 'other.db'), path)
     }
-    const unavailable = { code: 'PLANT_STORE_UNAVAILABLE', statusCode: 503, message: /removed or replaced/ }
-    await t.rejects(store.create({ id: 2n, name: 'Rose' }), unavailable, 'a write is refused')
-    await t.rejects(store.ping(), unavailable, 'readiness fails')
-    await t.rejects(store.get(1n), unavailable, 'and reads too')
-    await t.rejects(store.delete(1n), unavailable)
+    await t.rejects(store.create({ id: 2n, name: 'Rose' }), REPLACED, 'a write is refused')
+    await t.rejects(store.ping(), REPLACED, 'readiness fails')
+    await t.rejects(store.get(1n), REPLACED, 'and reads too')
+    await t.rejects(store.delete(1n), REPLACED)
   })
 }
 
 // The writer looks at the files only when their directory changed (or a
-// second passed): the writes before the WAL goes let it settle on that.
+// second passed): a store whose writer has settled on that, past the
+// moment the directory's last change is too recent to go by, with three
+// plants committed.
+async function settledStore (t: Test, path: string): Promise<SqliteStore> {
+  const store = await SqliteStore.open(path)
+  t.teardown(() => store.close())
+  await new Promise((resolve) => setTimeout(resolve, 100))
+  for (const id of [1n, 2n, 3n]) t.equal(await store.create({ id, name: 'Fern' }), 'created')
+  return store
+}
+
 for (const how of ['removed', 'replaced'] as const) {
   t.test(`the WAL alone ${how} while open: the next write is refused, not acknowledged into a file a restart would not read`, async (t) => {
-    const dir = t.testdir()
-    const path = join(dir, 'plants.db')
-    const store = await SqliteStore.open(path)
-    t.teardown(() => store.close())
-    // (Past the moment the directory's last change is too recent to go by.)
-    await new Promise((resolve) => setTimeout(resolve, 100))
-    for (const id of [1n, 2n, 3n]) t.equal(await store.create({ id, name: 'Fern' }), 'created')
-    if (how === 'removed') {
-      rmSync(`${path}-wal`)
-    } else {
-      writeFileSync(join(dir, 'other-wal'), '')
-      renameSync(join(dir, 'other-wal'), `${path}-wal`)
-    }
-    await t.rejects(store.create({ id: 4n, name: 'Rose' }), { code: 'PLANT_STORE_UNAVAILABLE', statusCode: 503, message: /removed or replaced/ })
+    const path = join(t.testdir(), 'plants.db')
+    const store = await settledStore(t, path)
+    if (how === 'removed') rmSync(`${path}-wal`)
+    else replaceWithEmpty(`${path}-wal`)
+    await t.rejects(store.create({ id: 4n, name: 'Rose' }), REPLACED)
   })
 }
 
@@ -403,13 +407,9 @@ t.test('a database path that links to a file elsewhere: the WAL replaced beside 
   await (await SqliteStore.open(target)).close()
   const path = join(dir, 'here', 'plants.db')
   symlinkSync(target, path)
-  const store = await SqliteStore.open(path)
-  t.teardown(() => store.close())
-  await new Promise((resolve) => setTimeout(resolve, 100))
-  for (const id of [1n, 2n, 3n]) t.equal(await store.create({ id, name: 'Fern' }), 'created')
-  writeFileSync(join(dir, 'disk', 'other-wal'), '')
-  renameSync(join(dir, 'disk', 'other-wal'), `${target}-wal`)
-  await t.rejects(store.create({ id: 4n, name: 'Rose' }), { code: 'PLANT_STORE_UNAVAILABLE', statusCode: 503, message: /removed or replaced/ })
+  const store = await settledStore(t, path)
+  replaceWithEmpty(`${target}-wal`)
+  await t.rejects(store.create({ id: 4n, name: 'Rose' }), REPLACED)
 })
 
 t.test('the writer thread dying under load: 503s, nothing acknowledged lost, the next write restarts it', async (t) => {
