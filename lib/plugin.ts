@@ -25,7 +25,7 @@ import { PlantStoreMetrics } from './metrics.ts'
 import { createOperationResolver, specMediaTypes, specPaths } from './operations.ts'
 import { RouteFacts } from './route-facts.ts'
 import { MemoryBudget, closeInStages, createAnswerFlow, hasUnreadBody } from './socket-bounds.ts'
-import { usePrecompiledSpecCheck } from './spec-check.ts'
+import { skipEmbeddedSpecCheck } from './spec-check.ts'
 import { loadSpec } from './spec.ts'
 import { DEFAULT_DATABASE_URL, startStore, storeKind } from './stores/open-store.ts'
 import type { PlantStorage } from './stores/plant-storage.ts'
@@ -342,7 +342,7 @@ const plantStore: FastifyPluginAsync<PlantStoreOptions> = async function plantSt
     await fastify.register(docs, { spec, guard: options.protectDocs ? verifyBearerAuth : undefined })
   }
 
-  await usePrecompiledSpecCheck()
+  await skipEmbeddedSpecCheck()
   await fastify.register(openapiGlue, {
     specification: spec,
     operationResolver: createOperationResolver(spec, service, new Set(options.metrics && options.metrics.public ? ['getMetrics'] : []))

@@ -1,19 +1,18 @@
 // fastify-openapi-glue checks the spec against the OpenAPI 3.1 schema at
 // every start (@seriousme/openapi-schema-validator), and compiles that
-// schema with Ajv to do so: most of the plugin's registration time. The same check, compiled ahead from the same schema file
-// (lib/openapi-31-check.ts, by `npm run generate`), stands in for that
-// compile, by the same rules. The embedded spec itself is not checked again
-// at each start (the check's first run is a part of it): it cannot change
-// after `npm run generate` made it, and test/spec.test.ts checks it. Any
-// other document is checked: one that differs from it in anything the
-// check could read (a member, a value, a member left undefined, a getter,
-// a prototype).
-import { createHash } from 'node:crypto'
-import { readFileSync } from 'node:fs'
+// schema with Ajv to do so: most of the plugin's registration time. The
+// embedded spec is not checked again at each start: it cannot change after
+// `npm run generate` made it, and test/spec.test.ts checks it with the
+// validator package installed beside it. So for it the schema is never
+// compiled. Any other document is checked, the schema compiled for it as
+// the package compiles it: one that differs from the embedded spec in
+// anything the check could read (a member, a value, a member left
+// undefined, a getter, a prototype).
+// (Nothing is compiled ahead for other documents: the plugin gives none,
+// and such a check, loaded at every start, held 2 MB of heap.)
 import { createRequire } from 'node:module'
 import { pathToFileURL } from 'node:url'
 import type { Validator as ValidatorClass } from '@seriousme/openapi-schema-validator'
-import { FINGERPRINT, validate } from './openapi-31-check.ts'
 import { SPEC_JSON } from './spec-document.ts'
 
 /** What the validator calls a check: a verdict, and the errors of the last refusal. */
@@ -28,45 +27,24 @@ export function validatorEntry (): string {
 }
 
 /**
- * What the precompiled check is only valid for: the 3.1 schema file, the
- * code that sets up and compiles it (getAjvValidator), and the Ajv version
- * that package uses. Any of them changed, the validator compiles, as before.
+ * The check `compile` makes, but for the embedded spec, which passes it
+ * (test/spec.test.ts): that one is taken as checked, and nothing is
+ * compiled for it. `compile` runs when another document comes, once.
  */
-export function fingerprint (entry: string, getAjvValidator: unknown): string {
-  const schema = readFileSync(schemaFile(entry), 'utf8')
-  const { version: ajv } = JSON.parse(readFileSync(createRequire(entry).resolve('ajv/package.json'), 'utf8')) as { version: string }
-  // (The package's own method, also once this module stood in for it.)
-  const code = String(originals.get(getAjvValidator as object) ?? getAjvValidator)
-  return createHash('sha256').update(`${schema}\n${code}\najv ${ajv}`).digest('hex')
-}
-
-/** The schema file the check is compiled from, in a copy of the validator package. */
-export function schemaFile (entry = validatorEntry()): string {
-  // (A relative path: no `exports` map of the package can hide it.)
-  return createRequire(entry).resolve('./schemas/v3.1/schema.json')
-}
-
-const originals = new WeakMap<object, unknown>()
-
-/**
- * `check`, but for the embedded spec, which passes it (test/spec.test.ts):
- * that one is taken as checked.
- */
-export function skippingEmbeddedSpec (check: Check): Check {
+export function skippingEmbeddedSpec (compile: () => Check): Check {
+  let check: Check | undefined
   const wrapped: Check = Object.assign((data: unknown) => {
     if (isEmbeddedSpec(data)) {
       wrapped.errors = null
       return true
     }
+    check ??= compile()
     const valid = check(data)
     wrapped.errors = check.errors
     return valid
   }, { errors: null as unknown })
   return wrapped
 }
-
-/** What glue's validator is given for OpenAPI 3.1 with its default options. */
-export const specCheck = skippingEmbeddedSpec(validate)
 
 let embedded: unknown
 /** Whether `data` is the embedded spec to everything a check could read of it. */
@@ -92,7 +70,7 @@ function sameDocument (data: unknown, expected: unknown): boolean {
 }
 
 // The options a Validator has when made without any, as fastify-openapi-glue
-// makes it: the precompiled check is that one's only.
+// makes it: those the embedded spec is checked with.
 function isDefault (options: Record<string, unknown>): boolean {
   return Object.keys(options).length === 1 && options.strict === false
 }
@@ -100,25 +78,32 @@ function isDefault (options: Record<string, unknown>): boolean {
 let installed: Promise<void> | undefined
 
 /**
- * Has glue's copy of the validator use the precompiled OpenAPI 3.1 check
- * where it would compile the same one: version 3.1, default options, and
- * the fingerprint unchanged. Once per process; the class is shared with
- * the host's other users of that copy, which get the same check either way.
+ * Has glue's copy of the validator take the embedded spec as checked,
+ * where it would check it against the OpenAPI 3.1 schema with its default
+ * options: other documents, versions and options are checked as the
+ * package checks them. Once per process; the class is shared with the
+ * host's other users of that copy, whose documents are checked either way.
  */
-export function usePrecompiledSpecCheck (): Promise<void> {
+export function skipEmbeddedSpecCheck (): Promise<void> {
   installed ??= (async () => {
     try {
-      const entry = validatorEntry()
-      const { Validator } = await import(pathToFileURL(entry).href) as { Validator: typeof ValidatorClass }
+      const { Validator } = await import(pathToFileURL(validatorEntry()).href) as { Validator: typeof ValidatorClass }
       const internals = Validator.prototype as unknown as ValidatorInternals
       const compile = internals.getAjvValidator
-      if (fingerprint(entry, compile) !== FINGERPRINT) return
+      if (typeof compile !== 'function') return
+      // One check per validator, as the package keeps one per version.
+      const checks = new WeakMap<ValidatorInternals, Check>()
       internals.getAjvValidator = function getAjvValidator (version) {
-        return version === '3.1' && isDefault(this.ajvOptions) ? specCheck : compile.call(this, version)
+        if (version !== '3.1' || !isDefault(this.ajvOptions)) return compile.call(this, version)
+        let check = checks.get(this)
+        if (check === undefined) {
+          check = skippingEmbeddedSpec(() => compile.call(this, version))
+          checks.set(this, check)
+        }
+        return check
       }
-      originals.set(internals.getAjvValidator, compile)
     } catch {
-      // (A layout this code does not know: the validator compiles, as before.)
+      // (A layout this code does not know: the validator checks every document, as before.)
     }
   })()
   return installed

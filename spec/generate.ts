@@ -3,10 +3,6 @@
 // - lib/api-types.ts: the service's request and response types;
 // - lib/spec-document.ts: the spec itself, embedded, so that the package
 //   finds it wherever it is installed, renamed or bundled;
-// - lib/openapi-31-check.ts: the OpenAPI 3.1 document check that
-//   fastify-openapi-glue runs at every start, compiled ahead (Ajv standalone
-//   code of what @seriousme/openapi-schema-validator compiles: see
-//   lib/spec-check.ts);
 // - lib/config-check.ts: the check of the server's environment, compiled
 //   ahead from lib/config.ts's declaration (Ajv standalone code), so that
 //   no start compiles it;
@@ -20,7 +16,7 @@
 import { execFileSync } from 'node:child_process'
 import { readFile, writeFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
-import { fileURLToPath, pathToFileURL } from 'node:url'
+import { fileURLToPath } from 'node:url'
 import { Ajv } from 'ajv'
 import standalone from 'ajv/dist/standalone/index.js'
 import ucs2length from 'ajv/dist/runtime/ucs2length.js'
@@ -28,8 +24,6 @@ import openapiTS, { astToString, COMMENT_HEADER } from 'openapi-typescript'
 import ts from 'typescript'
 import { parse } from 'yaml'
 import { ENV_SCHEMA, configurationTable } from '../lib/config.ts'
-import { fingerprint, schemaFile, validatorEntry } from '../lib/spec-check.ts'
-import type { ValidatorInternals } from '../lib/spec-check.ts'
 
 const spec = new URL('./plant-store.yaml', import.meta.url)
 
@@ -67,37 +61,6 @@ export async function generateSpecDocument (): Promise<string> {
     '// The spec travels inside the code: no file to find at run time.',
     '',
     `export const SPEC_JSON = ${JSON.stringify(JSON.stringify(document))}`,
-    ''
-  ].join('\n')
-}
-
-/** The OpenAPI 3.1 schema the validator package checks documents against, as glue finds it. */
-export const OPENAPI_31_SCHEMA = schemaFile()
-
-export async function generateOpenApiCheck (): Promise<string> {
-  const entry = validatorEntry()
-  const from = (specifier: string) => import(pathToFileURL(createRequire(entry).resolve(specifier)).href)
-  const { Validator } = await from(entry) as typeof import('@seriousme/openapi-schema-validator')
-  const { default: Ajv2020 } = await from('ajv/dist/2020.js') as { default: { prototype: { compile: (...args: unknown[]) => unknown } } }
-  const { default: standaloneCode } = await from('ajv/dist/standalone/index.js') as { default: (ajv: unknown, validate: unknown) => string }
-  // The package compiles the check itself, with its own set-up (options,
-  // formats); only Ajv's source code is asked for besides. The Ajv it
-  // compiles with is caught on its way through compile().
-  let ajv: unknown
-  const compile = Ajv2020.prototype.compile
-  Ajv2020.prototype.compile = function (this: unknown, ...args: unknown[]) { ajv = this; return compile.apply(this, args) }
-  let validate: unknown
-  try {
-    validate = (new Validator({ code: { source: true, esm: true } }) as unknown as ValidatorInternals).getAjvValidator('3.1')
-  } finally {
-    Ajv2020.prototype.compile = compile
-  }
-  return [
-    '// @ts-nocheck',
-    '// Generated from @seriousme/openapi-schema-validator/schemas/v3.1/schema.json',
-    '// by `npm run generate` (Ajv standalone code); do not edit.',
-    `export const FINGERPRINT = '${fingerprint(entry, (Validator.prototype as unknown as ValidatorInternals).getAjvValidator)}'`,
-    standaloneCode(ajv, validate),
     ''
   ].join('\n')
 }
@@ -279,7 +242,6 @@ const README = new URL('../README.md', import.meta.url)
 export const derived: Array<{ file: URL, make: () => Promise<string> }> = [
   { file: new URL('../lib/api-types.ts', import.meta.url), make: generateTypes },
   { file: new URL('../lib/spec-document.ts', import.meta.url), make: generateSpecDocument },
-  { file: new URL('../lib/openapi-31-check.ts', import.meta.url), make: generateOpenApiCheck },
   { file: new URL('../lib/config-check.ts', import.meta.url), make: async () => generateConfigCheck() },
   { file: new URL('../lib/request-check.ts', import.meta.url), make: async () => generateRequestCheck() },
   { file: new URL('../lib/response-serializers.ts', import.meta.url), make: async () => generateResponseSerializers() },

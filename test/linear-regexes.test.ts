@@ -18,7 +18,7 @@ import { loadSpec } from '../lib/spec.ts'
 const ROOT = join(import.meta.dirname, '..')
 // A generous timeout: an unfinished analysis counts as a failure.
 const PARAMS = { checker: 'automaton', timeout: 120_000 } as const
-const GENERATED = new Set(['lib/openapi-31-check.ts', 'lib/config-check.ts'])
+const GENERATED = new Set(['lib/config-check.ts'])
 
 function regexLiterals (): Array<{ where: string, source: string, flags: string }> {
   const found: Array<{ where: string, source: string, flags: string }> = []

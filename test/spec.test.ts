@@ -6,11 +6,11 @@ import t from 'tap'
 import plantStore from '../lib/plugin.ts'
 import { loadSpec } from '../lib/spec.ts'
 import { parse } from 'yaml'
-import { OPENAPI_31_SCHEMA, derived } from '../spec/generate.ts'
-import { FINGERPRINT, validate as precompiledCheck } from '../lib/openapi-31-check.ts'
-import { fingerprint, isEmbeddedSpec, skippingEmbeddedSpec, specCheck, validatorEntry } from '../lib/spec-check.ts'
+import { derived } from '../spec/generate.ts'
+import { isEmbeddedSpec, skippingEmbeddedSpec, validatorEntry } from '../lib/spec-check.ts'
 import { SPEC_JSON } from '../lib/spec-document.ts'
 import type { ValidatorInternals } from '../lib/spec-check.ts'
+import type { Test } from 'tap'
 
 const spec = await loadSpec() as Record<string, any>
 
@@ -58,7 +58,7 @@ t.test('every status the service adds answers an Error body', async (t) => {
 })
 
 t.test('what derives from the spec and the configuration is up to date', async (t) => {
-  t.equal(derived.length, 7, 'types, the embedded spec, the OpenAPI check, the configuration check, the request check, the answer serializers, the README table')
+  t.equal(derived.length, 6, 'types, the embedded spec, the configuration check, the request check, the answer serializers, the README table')
   for (const { file, make } of derived) {
     t.equal(await readFile(file, 'utf8'), await make(), `${file.pathname}: run \`npm run generate\``)
   }
@@ -95,40 +95,54 @@ const internals = (validator: object) => validator as ValidatorInternals
 const packageCompile = internals(Validator.prototype).getAjvValidator
 const errorsOf = (check: unknown) => (check as { errors?: unknown }).errors ?? null
 
-t.test('registering the plugin checks the spec against the OpenAPI 3.1 schema without compiling that schema', async (t) => {
+// Watches the OpenAPI schemas Ajv compiles, until the test ends.
+function compiledSchemas (t: Test): string[] {
   const compiled: string[] = []
   const compile = Ajv2020.prototype.compile
   t.teardown(() => { Ajv2020.prototype.compile = compile })
   Ajv2020.prototype.compile = function (this: Ajv2020, schema: unknown, meta?: boolean) {
     const id = (schema as { $id?: unknown })?.$id
-    if (typeof id === 'string') compiled.push(id)
+    if (typeof id === 'string' && id.startsWith('https://spec.openapis.org/oas/')) compiled.push(id)
     return compile.call(this, schema as object, meta)
   } as typeof compile
+  return compiled
+}
+
+// A copy of the embedded spec with one thing the OpenAPI 3.1 schema refuses.
+async function brokenSpec (): Promise<Record<string, any>> {
+  const doc = await loadSpec() as Record<string, any>
+  doc.paths['/plants'].get.unknown = 1
+  return doc
+}
+
+t.test('registering the plugin checks the spec against the OpenAPI 3.1 schema without compiling that schema', async (t) => {
+  const compiled = compiledSchemas(t)
   const app = Fastify()
   await app.register(plantStore, { tokens: ['token'], database: 'memory:' })
   await app.ready()
   await app.close()
-  t.same(compiled.filter((id) => id.startsWith('https://spec.openapis.org/oas/')), [], 'no OpenAPI schema compiled')
-  // What glue's validator uses now: the precompiled check for 3.1 with its
-  // own default options; anything else still compiles.
-  t.equal(internals(new Validator()).getAjvValidator('3.1'), specCheck)
-  t.not(internals(new Validator({ strict: 'log' })).getAjvValidator('3.1'), specCheck, 'other options compile their own')
-  t.ok(compiled.some((id) => id.startsWith('https://spec.openapis.org/oas/3.1/')), 'which the spy sees: it can fail')
-  t.not(internals(new Validator()).getAjvValidator('3.0'), specCheck, 'as does another version')
+  t.same(compiled, [], 'no OpenAPI schema compiled')
+  // Any other document is checked: the schema is compiled for it, once per validator.
+  const validator = new Validator()
+  const check = internals(validator).getAjvValidator('3.1')
+  t.same(compiled, [], 'not before one comes')
+  t.equal(check(await brokenSpec()), false, 'another document is checked')
+  t.equal(check(await brokenSpec()), false)
+  t.equal(compiled.filter((id) => id.startsWith('https://spec.openapis.org/oas/3.1/')).length, 1, 'compiling the schema once')
+  t.equal(internals(validator).getAjvValidator('3.1'), check, 'one check per validator')
+  // Other options and versions are the package's own, as before.
+  const strict = new Validator({ strict: 'log' })
+  t.equal(internals(strict).getAjvValidator('3.1'), (strict as unknown as { ajvValidators: Record<string, unknown> }).ajvValidators['3.1'], 'other options compile their own')
+  t.equal(internals(validator).getAjvValidator('3.0'), (validator as unknown as { ajvValidators: Record<string, unknown> }).ajvValidators['3.0'], 'as does another version')
+  t.equal((await new Validator().validate(await brokenSpec())).valid, false, 'and glue\'s validator refuses a broken document')
+  t.equal((await new Validator().validate(await loadSpec())).valid, true, 'but passes the embedded one')
 })
 
-t.test('the precompiled check stands in only for the code it was compiled from', async (t) => {
-  const entry = validatorEntry()
-  t.equal(fingerprint(entry, packageCompile), FINGERPRINT, 'the installed package: current')
-  t.equal(fingerprint(entry, internals(Validator.prototype).getAjvValidator), FINGERPRINT, 'read through the stand-in too')
-  t.not(fingerprint(entry, function getAjvValidator () { return 'set up otherwise' }), FINGERPRINT, 'other set-up code: not current')
-  t.match(OPENAPI_31_SCHEMA, /openapi-schema-validator\/schemas\/v3\.1\/schema\.json$/)
-})
-
-t.test('the precompiled OpenAPI 3.1 check gives the verdicts the compiled one gives', async (t) => {
+t.test('the check the validator is given has the package\'s verdicts and errors', async (t) => {
   // Compiled by the validator package itself.
   const compiled = packageCompile.call(internals(new Validator()), '3.1')
-  t.not(compiled, precompiledCheck)
+  const given = internals(new Validator()).getAjvValidator('3.1')
+  t.not(given, compiled)
   const broken: Array<[string, (doc: Record<string, any>) => void]> = [
     ['as it is', () => {}],
     ['no info', (doc) => { delete doc.info }],
@@ -150,28 +164,27 @@ t.test('the precompiled OpenAPI 3.1 check gives the verdicts the compiled one gi
   for (const [what, change] of broken) {
     const doc = await loadSpec() as Record<string, any>
     change(doc)
-    const verdict = precompiledCheck(doc)
-    t.equal(verdict, compiled(doc), what)
-    t.same(errorsOf(precompiledCheck), errorsOf(compiled), `${what}: the same errors`)
-    // The check the validator is given: the same verdict and errors, the
-    // embedded spec's (which passes) included.
-    t.equal(specCheck(doc), verdict, `${what}: the same as the validator is given`)
-    t.same(errorsOf(specCheck), errorsOf(compiled), `${what}: the same errors as the validator is given`)
+    // (The embedded spec, as it is, passes the package's own check: what taking it as checked rests on.)
+    const verdict = compiled(doc)
+    t.equal(given(doc), verdict, what)
+    t.same(errorsOf(given), errorsOf(compiled), `${what}: the same errors`)
     if (!verdict) refused++
   }
-  t.equal(refused, broken.length - 1, 'every broken document is refused')
+  t.equal(refused, broken.length - 1, 'every broken document is refused, the embedded spec passes')
 })
 
 t.test('the embedded spec is taken as checked; a document that differs in anything the check reads is checked', async (t) => {
   const calls: unknown[] = []
+  let compiles = 0
   const check = Object.assign((data: unknown) => { calls.push(data); check.errors = [{ message: 'refused' }]; return false }, { errors: null as unknown })
-  const wrapped = skippingEmbeddedSpec(check)
+  const wrapped = skippingEmbeddedSpec(() => { compiles++; return check })
   // (What glue's validator is given is a structured clone of the plugin's copy.)
   for (const doc of [await loadSpec(), structuredClone(await loadSpec())]) {
     t.equal(wrapped(doc), true, 'the embedded spec passes')
     t.equal(errorsOf(wrapped), null, 'with no errors')
   }
   t.equal(calls.length, 0, 'without the check')
+  t.equal(compiles, 0, 'which is not even compiled')
   const differing: Array<[string, (doc: Record<string, any>) => unknown]> = [
     ['a member the check refuses', (doc) => { doc.paths['/plants'].get.unknown = 1 }],
     ['a member left undefined (JSON would not write it)', (doc) => { doc.paths['/plants'].get.unknown = undefined }],
@@ -192,13 +205,16 @@ t.test('the embedded spec is taken as checked; a document that differs in anythi
     t.same(calls, [doc], `${what}: checked`)
     t.same(errorsOf(wrapped), [{ message: 'refused' }], `${what}: with its errors`)
   }
-  // The one the validator is given: the precompiled check's verdicts.
+  t.equal(compiles, 1, 'compiled once, when the first such document came')
+  // The one the validator is given: the package's verdicts.
+  const given = internals(new Validator()).getAjvValidator('3.1')
+  const compiled = packageCompile.call(internals(new Validator()), '3.1')
   const doc = await loadSpec() as Record<string, any>
   doc.paths['/plants'].get.unknown = doc
-  t.equal(specCheck(doc), false, 'a cyclic document the check refuses')
-  t.same(errorsOf(specCheck), errorsOf(precompiledCheck(doc) ? null : precompiledCheck))
-  t.equal(specCheck(await loadSpec()), true, 'and the embedded one, after it')
-  t.equal(errorsOf(specCheck), null)
+  t.equal(given(doc), false, 'a cyclic document the check refuses')
+  t.same(errorsOf(given), errorsOf(compiled(doc) ? null : compiled))
+  t.equal(given(await loadSpec()), true, 'and the embedded one, after it')
+  t.equal(errorsOf(given), null)
 })
 
 t.test('registering the plugin gives the validator the embedded spec as it is', async (t) => {
