@@ -1,15 +1,15 @@
 // fastify-openapi-glue checks the spec against the OpenAPI 3.1 schema at
 // every start (@seriousme/openapi-schema-validator), and compiles that
 // schema with Ajv to do so: most of the plugin's registration time. The
-// embedded spec is not checked again at each start: it cannot change after
-// `npm run generate` made it, and test/spec.test.ts checks it with the
-// validator package installed beside it. So for it the schema is never
-// compiled. Any other document is checked, the schema compiled for it as
-// the package compiles it: one that differs from the embedded spec in
-// anything the check could read (a member, a value, a member left
-// undefined, a getter, a prototype).
-// (Nothing is compiled ahead for other documents: the plugin gives none,
-// and such a check, loaded at every start, held 2 MB of heap.)
+// embedded spec is not checked again at each start, whatever version of
+// the validator is installed: it cannot change after `npm run generate`
+// made it, and test/spec.test.ts checks it with the version this
+// repository locks (its routes are tested as well). So for it the schema
+// is never compiled. Any other document is checked as the package checks
+// it, the schema compiled when the first comes: one that differs from the
+// embedded spec in anything the check could read (a member, a value, a
+// member left undefined, a getter, a prototype). (Nothing is compiled
+// ahead for them: the plugin gives none.)
 import { createRequire } from 'node:module'
 import { pathToFileURL } from 'node:url'
 import type { Validator as ValidatorClass } from '@seriousme/openapi-schema-validator'
@@ -18,7 +18,7 @@ import { SPEC_JSON } from './spec-document.ts'
 /** What the validator calls a check: a verdict, and the errors of the last refusal. */
 export interface Check { (data: unknown): boolean, errors?: unknown }
 /** What the validator keeps private and this module stands in for. */
-export interface ValidatorInternals { ajvOptions: Record<string, unknown>, getAjvValidator: (this: ValidatorInternals, version: string) => Check }
+export interface ValidatorInternals { ajvOptions: Record<string, unknown> | null | undefined, getAjvValidator: (this: ValidatorInternals, version: string, ...rest: unknown[]) => Check }
 
 /** The validator package as fastify-openapi-glue resolves it (another copy may sit elsewhere). */
 export function validatorEntry (): string {
@@ -71,8 +71,8 @@ function sameDocument (data: unknown, expected: unknown): boolean {
 
 // The options a Validator has when made without any, as fastify-openapi-glue
 // makes it: those the embedded spec is checked with.
-function isDefault (options: Record<string, unknown>): boolean {
-  return Object.keys(options).length === 1 && options.strict === false
+function isDefault (options: ValidatorInternals['ajvOptions']): boolean {
+  return typeof options === 'object' && options !== null && Object.keys(options).length === 1 && options.strict === false
 }
 
 let installed: Promise<void> | undefined
@@ -90,14 +90,15 @@ export function skipEmbeddedSpecCheck (): Promise<void> {
       const { Validator } = await import(pathToFileURL(validatorEntry()).href) as { Validator: typeof ValidatorClass }
       const internals = Validator.prototype as unknown as ValidatorInternals
       const compile = internals.getAjvValidator
-      if (typeof compile !== 'function') return
+      // (A method that takes more than the version is one this code does not know.)
+      if (typeof compile !== 'function' || compile.length !== 1) return
       // One check per validator, as the package keeps one per version.
       const checks = new WeakMap<ValidatorInternals, Check>()
-      internals.getAjvValidator = function getAjvValidator (version) {
-        if (version !== '3.1' || !isDefault(this.ajvOptions)) return compile.call(this, version)
+      internals.getAjvValidator = function getAjvValidator (version, ...rest) {
+        if (version !== '3.1' || !isDefault(this.ajvOptions)) return compile.call(this, version, ...rest)
         let check = checks.get(this)
         if (check === undefined) {
-          check = skippingEmbeddedSpec(() => compile.call(this, version))
+          check = skippingEmbeddedSpec(() => compile.call(this, version, ...rest))
           checks.set(this, check)
         }
         return check

@@ -7,12 +7,22 @@ import plantStore from '../lib/plugin.ts'
 import { loadSpec } from '../lib/spec.ts'
 import { parse } from 'yaml'
 import { derived } from '../spec/generate.ts'
-import { isEmbeddedSpec, skippingEmbeddedSpec, validatorEntry } from '../lib/spec-check.ts'
+import { isEmbeddedSpec, skipEmbeddedSpecCheck, skippingEmbeddedSpec, validatorEntry } from '../lib/spec-check.ts'
 import { SPEC_JSON } from '../lib/spec-document.ts'
 import type { ValidatorInternals } from '../lib/spec-check.ts'
 import type { Test } from 'tap'
 
 const spec = await loadSpec() as Record<string, any>
+
+// The Validator class exactly as fastify-openapi-glue resolves it, and its
+// own compile, taken before any test registers the plugin (which stands
+// in for it, once per process). The tests that use the stand-in without
+// registering install it themselves, so that each may run alone.
+const { Validator } = await import(pathToFileURL(validatorEntry()).href) as typeof import('@seriousme/openapi-schema-validator')
+const internals = (validator: object) => validator as ValidatorInternals
+const packageCompile = internals(Validator.prototype).getAjvValidator
+const errorsOf = (check: unknown) => (check as { errors?: unknown }).errors ?? null
+const compiledFor = (validator: object, version: string) => (validator as { ajvValidators: Record<string, unknown> }).ajvValidators[version]
 
 t.test('the document is the seed\'s', async (t) => {
   t.equal(spec.openapi, '3.1.0')
@@ -88,13 +98,6 @@ t.test('every schema the spec gives a route is a valid JSON Schema (the validato
   t.ok(checked >= 5, `${checked} schemas checked`)
 })
 
-// The Validator class exactly as fastify-openapi-glue resolves it, and its
-// own compile, taken before any registration below stands in for it.
-const { Validator } = await import(pathToFileURL(validatorEntry()).href) as typeof import('@seriousme/openapi-schema-validator')
-const internals = (validator: object) => validator as ValidatorInternals
-const packageCompile = internals(Validator.prototype).getAjvValidator
-const errorsOf = (check: unknown) => (check as { errors?: unknown }).errors ?? null
-
 // Watches the OpenAPI schemas Ajv compiles, until the test ends.
 function compiledSchemas (t: Test): string[] {
   const compiled: string[] = []
@@ -126,23 +129,34 @@ t.test('registering the plugin checks the spec against the OpenAPI 3.1 schema wi
   const validator = new Validator()
   const check = internals(validator).getAjvValidator('3.1')
   t.same(compiled, [], 'not before one comes')
+  t.equal(compiledFor(validator, '3.1'), undefined)
   t.equal(check(await brokenSpec()), false, 'another document is checked')
   t.equal(check(await brokenSpec()), false)
   t.equal(compiled.filter((id) => id.startsWith('https://spec.openapis.org/oas/3.1/')).length, 1, 'compiling the schema once')
+  t.not(compiledFor(validator, '3.1'), undefined, 'as the package compiles it, for this validator')
   t.equal(internals(validator).getAjvValidator('3.1'), check, 'one check per validator')
+  const other = new Validator()
+  const otherCheck = internals(other).getAjvValidator('3.1')
+  t.not(otherCheck, check, 'each validator its own')
+  t.equal(otherCheck(await brokenSpec()), false)
+  t.equal(compiled.filter((id) => id.startsWith('https://spec.openapis.org/oas/3.1/')).length, 2, 'which compiles for it')
   // Other options and versions are the package's own, as before.
-  const strict = new Validator({ strict: 'log' })
-  t.equal(internals(strict).getAjvValidator('3.1'), (strict as unknown as { ajvValidators: Record<string, unknown> }).ajvValidators['3.1'], 'other options compile their own')
-  t.equal(internals(validator).getAjvValidator('3.0'), (validator as unknown as { ajvValidators: Record<string, unknown> }).ajvValidators['3.0'], 'as does another version')
+  for (const options of [{ strict: 'log' }, { allErrors: true }, { useDefaults: true }]) {
+    const own = new Validator(options as ConstructorParameters<typeof Validator>[0])
+    t.equal(internals(own).getAjvValidator('3.1'), compiledFor(own, '3.1'), `options ${JSON.stringify(options)}: compile their own`)
+  }
+  t.equal(internals(validator).getAjvValidator('3.0'), compiledFor(validator, '3.0'), 'as does another version')
   t.equal((await new Validator().validate(await brokenSpec())).valid, false, 'and glue\'s validator refuses a broken document')
   t.equal((await new Validator().validate(await loadSpec())).valid, true, 'but passes the embedded one')
 })
 
 t.test('the check the validator is given has the package\'s verdicts and errors', async (t) => {
+  await skipEmbeddedSpecCheck()
   // Compiled by the validator package itself.
   const compiled = packageCompile.call(internals(new Validator()), '3.1')
-  const given = internals(new Validator()).getAjvValidator('3.1')
-  t.not(given, compiled)
+  const validator = new Validator()
+  const given = internals(validator).getAjvValidator('3.1')
+  t.equal(compiledFor(validator, '3.1'), undefined, 'the stand-in: nothing compiled yet')
   const broken: Array<[string, (doc: Record<string, any>) => void]> = [
     ['as it is', () => {}],
     ['no info', (doc) => { delete doc.info }],
@@ -174,6 +188,7 @@ t.test('the check the validator is given has the package\'s verdicts and errors'
 })
 
 t.test('the embedded spec is taken as checked; a document that differs in anything the check reads is checked', async (t) => {
+  await skipEmbeddedSpecCheck()
   const calls: unknown[] = []
   let compiles = 0
   const check = Object.assign((data: unknown) => { calls.push(data); check.errors = [{ message: 'refused' }]; return false }, { errors: null as unknown })
@@ -220,6 +235,7 @@ t.test('the embedded spec is taken as checked; a document that differs in anythi
 t.test('registering the plugin gives the validator the embedded spec as it is', async (t) => {
   // (The shortcut is taken: what the check is given is the embedded spec,
   // when it is given it: glue resolves the document's $refs in place after.)
+  await skipEmbeddedSpecCheck()
   const seen: boolean[] = []
   const prototype = internals(Validator.prototype)
   const current = prototype.getAjvValidator
