@@ -858,7 +858,7 @@ if (has('sqlite', 'fastify')) {
 for (const key of ['memory', 'sqlite']) {
   const mb = memory[key]
   if (mb === undefined) continue
-  target(`RSS after ${fmt(preset.memoryCreates)} creates ≤ 120 MB (${key})`, mb, `${fmt(mb)} MB`, mb <= 120)
+  target(`RSS after ${fmt(preset.memoryCreates)} creates ≤ 120 MB (${key})`, mb, `${fmt(mb, 1)} MB`, mb <= 120)
 }
 const startup = median(startups)
 // How busy the bench's cores were with other work while the service started, in cores.
