@@ -1,6 +1,8 @@
 // The standalone server as users run it: configuration, tokens, docs, signals.
 import { execFile } from 'node:child_process'
 import { chmodSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import t from 'tap'
 import { PATH, SERVER, call, run, start } from './server-process.ts'
@@ -162,6 +164,29 @@ t.test('request ids: the client\'s when plain, a new one otherwise; one log line
   t.equal(requests.length, 8, 'one line per request')
   t.match(requests[0], { reqId: 'client-id.42', method: 'GET', route: '/plants', url: '/plants', status: 200, durationMs: Number })
   t.notOk(server.stdout().includes('Bearer tok'), 'the authorization header is not logged')
+})
+
+t.test('a request\'s logger is made only when it writes a line at a kept level', async (t) => {
+  const hook = fileURLToPath(new URL('./count-child-loggers.ts', import.meta.url))
+  const headers = { authorization: 'Bearer tok', 'content-type': 'application/json' }
+  for (const level of ['warn', 'info']) {
+    const server = await start(t, { PLANT_STORE_TOKENS: 'tok', LOG_LEVEL: level, NODE_OPTIONS: `--import=${hook}` })
+    const childLoggers = () => server.stdout().split('\n').filter((line) => line === 'child logger made').length
+    const before = childLoggers()
+    for (let id = 1; id <= 20; id++) {
+      const res = await fetch(`${server.url}/plants`, { method: 'POST', headers, body: `{"id":${id},"name":"Fern"}` })
+      t.equal(res.status, 200)
+    }
+    // (At info the request line, and its logger, come once the answer is sent.)
+    const deadline = Date.now() + 2000
+    while (childLoggers() - before < 20 && Date.now() < deadline) await sleep(20)
+    const made = childLoggers() - before
+    // At warn no request writes a line: none is made. At info each writes
+    // its request line (the control: the count sees them).
+    if (level === 'warn') t.equal(made, 0, 'warn: no child logger for 20 requests')
+    else t.ok(made >= 20, `info: ${made} child loggers for 20 requests`)
+    await server.stop()
+  }
 })
 
 t.test('LOG_FORMAT=pretty writes for people', async (t) => {
