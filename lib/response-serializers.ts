@@ -66,7 +66,7 @@ const asInteger = serializer.asInteger.bind(serializer)
           if (value_status_1 === null) {
             json += JSON_STR_EMPTY_STRING
           } else if (value_status_1 instanceof Date) {
-            json += JSON_STR_QUOTE + value_status_1.toISOString() + JSON_STR_QUOTE
+            json += asDateTime(value_status_1)
           } else if (value_status_1 instanceof RegExp) {
             json += asString(value_status_1.source)
           } else {
@@ -156,7 +156,7 @@ const asInteger = serializer.asInteger.bind(serializer)
           if (value_message_2 === null) {
             json += JSON_STR_EMPTY_STRING
           } else if (value_message_2 instanceof Date) {
-            json += JSON_STR_QUOTE + value_message_2.toISOString() + JSON_STR_QUOTE
+            json += asDateTime(value_message_2)
           } else if (value_message_2 instanceof RegExp) {
             json += asString(value_message_2.source)
           } else {
@@ -226,7 +226,7 @@ const asInteger = serializer.asInteger.bind(serializer)
           if (input === null) {
             json += JSON_STR_EMPTY_STRING
           } else if (input instanceof Date) {
-            json += JSON_STR_QUOTE + input.toISOString() + JSON_STR_QUOTE
+            json += asDateTime(input)
           } else if (input instanceof RegExp) {
             json += asString(input.source)
           } else {
@@ -302,7 +302,7 @@ const asInteger = serializer.asInteger.bind(serializer)
           if (value_name_1 === null) {
             json += JSON_STR_EMPTY_STRING
           } else if (value_name_1 instanceof Date) {
-            json += JSON_STR_QUOTE + value_name_1.toISOString() + JSON_STR_QUOTE
+            json += asDateTime(value_name_1)
           } else if (value_name_1 instanceof RegExp) {
             json += asString(value_name_1.source)
           } else {
@@ -332,7 +332,7 @@ const asInteger = serializer.asInteger.bind(serializer)
           if (value_tag_3 === null) {
             json += JSON_STR_EMPTY_STRING
           } else if (value_tag_3 instanceof Date) {
-            json += JSON_STR_QUOTE + value_tag_3.toISOString() + JSON_STR_QUOTE
+            json += asDateTime(value_tag_3)
           } else if (value_tag_3 instanceof RegExp) {
             json += asString(value_tag_3.source)
           } else {
@@ -436,7 +436,7 @@ const asInteger = serializer.asInteger.bind(serializer)
           if (value_name_1 === null) {
             json += JSON_STR_EMPTY_STRING
           } else if (value_name_1 instanceof Date) {
-            json += JSON_STR_QUOTE + value_name_1.toISOString() + JSON_STR_QUOTE
+            json += asDateTime(value_name_1)
           } else if (value_name_1 instanceof RegExp) {
             json += asString(value_name_1.source)
           } else {
@@ -458,7 +458,7 @@ const asInteger = serializer.asInteger.bind(serializer)
           if (value_tag_2 === null) {
             json += JSON_STR_EMPTY_STRING
           } else if (value_tag_2 instanceof Date) {
-            json += JSON_STR_QUOTE + value_tag_2.toISOString() + JSON_STR_QUOTE
+            json += asDateTime(value_tag_2)
           } else if (value_tag_2 instanceof RegExp) {
             json += asString(value_tag_2.source)
           } else {
@@ -538,7 +538,7 @@ const asInteger = serializer.asInteger.bind(serializer)
           if (value_name_1 === null) {
             json += JSON_STR_EMPTY_STRING
           } else if (value_name_1 instanceof Date) {
-            json += JSON_STR_QUOTE + value_name_1.toISOString() + JSON_STR_QUOTE
+            json += asDateTime(value_name_1)
           } else if (value_name_1 instanceof RegExp) {
             json += asString(value_name_1.source)
           } else {
@@ -568,7 +568,7 @@ const asInteger = serializer.asInteger.bind(serializer)
           if (value_tag_3 === null) {
             json += JSON_STR_EMPTY_STRING
           } else if (value_tag_3 instanceof Date) {
-            json += JSON_STR_QUOTE + value_tag_3.toISOString() + JSON_STR_QUOTE
+            json += asDateTime(value_tag_3)
           } else if (value_tag_3 instanceof RegExp) {
             json += asString(value_tag_3.source)
           } else {
@@ -648,7 +648,7 @@ const asInteger = serializer.asInteger.bind(serializer)
           if (value_url_1 === null) {
             json += JSON_STR_EMPTY_STRING
           } else if (value_url_1 instanceof Date) {
-            json += JSON_STR_QUOTE + value_url_1.toISOString() + JSON_STR_QUOTE
+            json += asDateTime(value_url_1)
           } else if (value_url_1 instanceof RegExp) {
             json += asString(value_url_1.source)
           } else {
@@ -670,7 +670,7 @@ const asInteger = serializer.asInteger.bind(serializer)
           if (value_id_2 === null) {
             json += JSON_STR_EMPTY_STRING
           } else if (value_id_2 instanceof Date) {
-            json += JSON_STR_QUOTE + value_id_2.toISOString() + JSON_STR_QUOTE
+            json += asDateTime(value_id_2)
           } else if (value_id_2 instanceof RegExp) {
             json += asString(value_id_2.source)
           } else {
@@ -692,7 +692,7 @@ const asInteger = serializer.asInteger.bind(serializer)
           if (value_secret_3 === null) {
             json += JSON_STR_EMPTY_STRING
           } else if (value_secret_3 instanceof Date) {
-            json += JSON_STR_QUOTE + value_secret_3.toISOString() + JSON_STR_QUOTE
+            json += asDateTime(value_secret_3)
           } else if (value_secret_3 instanceof RegExp) {
             json += asString(value_secret_3.source)
           } else {
@@ -722,7 +722,7 @@ const asInteger = serializer.asInteger.bind(serializer)
           if (value_description_5 === null) {
             json += JSON_STR_EMPTY_STRING
           } else if (value_description_5 instanceof Date) {
-            json += JSON_STR_QUOTE + value_description_5.toISOString() + JSON_STR_QUOTE
+            json += asDateTime(value_description_5)
           } else if (value_description_5 instanceof RegExp) {
             json += asString(value_description_5.source)
           } else {
@@ -826,7 +826,7 @@ const asInteger = serializer.asInteger.bind(serializer)
           if (value_url_1 === null) {
             json += JSON_STR_EMPTY_STRING
           } else if (value_url_1 instanceof Date) {
-            json += JSON_STR_QUOTE + value_url_1.toISOString() + JSON_STR_QUOTE
+            json += asDateTime(value_url_1)
           } else if (value_url_1 instanceof RegExp) {
             json += asString(value_url_1.source)
           } else {
@@ -848,7 +848,7 @@ const asInteger = serializer.asInteger.bind(serializer)
           if (value_id_2 === null) {
             json += JSON_STR_EMPTY_STRING
           } else if (value_id_2 instanceof Date) {
-            json += JSON_STR_QUOTE + value_id_2.toISOString() + JSON_STR_QUOTE
+            json += asDateTime(value_id_2)
           } else if (value_id_2 instanceof RegExp) {
             json += asString(value_id_2.source)
           } else {
@@ -870,7 +870,7 @@ const asInteger = serializer.asInteger.bind(serializer)
           if (value_secret_3 === null) {
             json += JSON_STR_EMPTY_STRING
           } else if (value_secret_3 instanceof Date) {
-            json += JSON_STR_QUOTE + value_secret_3.toISOString() + JSON_STR_QUOTE
+            json += asDateTime(value_secret_3)
           } else if (value_secret_3 instanceof RegExp) {
             json += asString(value_secret_3.source)
           } else {
@@ -900,7 +900,7 @@ const asInteger = serializer.asInteger.bind(serializer)
           if (value_description_5 === null) {
             json += JSON_STR_EMPTY_STRING
           } else if (value_description_5 instanceof Date) {
-            json += JSON_STR_QUOTE + value_description_5.toISOString() + JSON_STR_QUOTE
+            json += asDateTime(value_description_5)
           } else if (value_description_5 instanceof RegExp) {
             json += asString(value_description_5.source)
           } else {
@@ -980,7 +980,7 @@ const asInteger = serializer.asInteger.bind(serializer)
           if (value_id_1 === null) {
             json += JSON_STR_EMPTY_STRING
           } else if (value_id_1 instanceof Date) {
-            json += JSON_STR_QUOTE + value_id_1.toISOString() + JSON_STR_QUOTE
+            json += asDateTime(value_id_1)
           } else if (value_id_1 instanceof RegExp) {
             json += asString(value_id_1.source)
           } else {
@@ -1010,7 +1010,7 @@ const asInteger = serializer.asInteger.bind(serializer)
           if (value_status_3 === null) {
             json += JSON_STR_EMPTY_STRING
           } else if (value_status_3 instanceof Date) {
-            json += JSON_STR_QUOTE + value_status_3.toISOString() + JSON_STR_QUOTE
+            json += asDateTime(value_status_3)
           } else if (value_status_3 instanceof RegExp) {
             json += asString(value_status_3.source)
           } else {
@@ -1046,7 +1046,7 @@ const asInteger = serializer.asInteger.bind(serializer)
           if (value_lastError_6 === null) {
             json += JSON_STR_EMPTY_STRING
           } else if (value_lastError_6 instanceof Date) {
-            json += JSON_STR_QUOTE + value_lastError_6.toISOString() + JSON_STR_QUOTE
+            json += asDateTime(value_lastError_6)
           } else if (value_lastError_6 instanceof RegExp) {
             json += asString(value_lastError_6.source)
           } else {
@@ -1162,7 +1162,7 @@ const asInteger = serializer.asInteger.bind(serializer)
           if (value_id_1 === null) {
             json += JSON_STR_EMPTY_STRING
           } else if (value_id_1 instanceof Date) {
-            json += JSON_STR_QUOTE + value_id_1.toISOString() + JSON_STR_QUOTE
+            json += asDateTime(value_id_1)
           } else if (value_id_1 instanceof RegExp) {
             json += asString(value_id_1.source)
           } else {
@@ -1192,7 +1192,7 @@ const asInteger = serializer.asInteger.bind(serializer)
           if (value_status_3 === null) {
             json += JSON_STR_EMPTY_STRING
           } else if (value_status_3 instanceof Date) {
-            json += JSON_STR_QUOTE + value_status_3.toISOString() + JSON_STR_QUOTE
+            json += asDateTime(value_status_3)
           } else if (value_status_3 instanceof RegExp) {
             json += asString(value_status_3.source)
           } else {
@@ -1228,7 +1228,7 @@ const asInteger = serializer.asInteger.bind(serializer)
           if (value_lastError_6 === null) {
             json += JSON_STR_EMPTY_STRING
           } else if (value_lastError_6 instanceof Date) {
-            json += JSON_STR_QUOTE + value_lastError_6.toISOString() + JSON_STR_QUOTE
+            json += asDateTime(value_lastError_6)
           } else if (value_lastError_6 instanceof RegExp) {
             json += asString(value_lastError_6.source)
           } else {
