@@ -555,9 +555,7 @@ if (!pgUrl) log(`bench: PostgreSQL not reachable at ${POSTGRES_URL}; its system 
 // Start-up to listening, on fresh processes and a fresh SQLite file, first
 // of all: later, what the loads leave running (PostgreSQL's autovacuum and
 // checkpoints after its rounds, the generator's GC) shares the cores with
-// the process starting (in runs outside the bench, a one-core busy loop
-// beside it took this 2-core machine's start-up from 186 to 239 ms, two
-// from 186 to 375 ms). Each start
+// the process starting, and slows it. Each start
 // waits (5 s at most) for a quarter second in which the bench's cores
 // were under a tenth of a core busy, and the table gives how busy the rest
 // was during the starts, so that a figure taken beside other work shows it.

@@ -24,10 +24,10 @@ const cache = compileCacheDirectory()
 if (cache !== undefined) enableCompileCache(cache)
 await import('./server.ts')
 // Listening now (or, as the primary of WORKERS, forking). V8 hands each
-// finished Maglev compile to a helper thread to free, and under load some
-// 150 of them (22 MB) waited there at once, memory malloc then kept: from
-// here on they are freed on the main thread. Not from the start, where
-// freeing start-up's compiles took 45 ms or more (runs outside the bench).
+// finished Maglev compile to a helper thread to free, and under load many
+// of them waited there at once (`--trace-zone-stats`), memory malloc then
+// kept: from here on they are freed on the main thread. Not from the
+// start, where freeing start-up's own compiles there lengthens the start.
 // (V8 reads the flag on the main thread only, as each compile is installed.)
 const { setFlagsFromString } = await import('node:v8')
 setFlagsFromString('--no-maglev-destroy-on-background')

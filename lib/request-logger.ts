@@ -33,9 +33,8 @@ type MakeChild = (this: PinoLogger, bindings: Bindings, options?: ChildLoggerOpt
 
 // The fields are made in the constructor alone: class fields (private ones
 // or any not `declare`d) are made by the class's field initializer first,
-// which cost each request about 1,500 more instructions (callgrind, main
-// thread, the median of repeated runs outside the bench); symbol keys cost
-// as much. A logger serialized (JSON, pino's safe-stable-stringify) or
+// which costs each request more instructions (callgrind, main thread);
+// symbol keys cost as much. A logger serialized (JSON, pino's safe-stable-stringify) or
 // shown (util.inspect) shows none of them (its parent, the whole root
 // logger, among them).
 class LazyChildLogger {
