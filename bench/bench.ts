@@ -534,6 +534,12 @@ const specs: SystemSpec[] = ([
   // What metrics cost a request: the same service without them.
   { key: 'memory-nometrics', name: 'service, memory store, metrics off', script: SERVICE, env: { ...MEMORY, METRICS: 'false' }, cpuBound: true },
   { key: 'sqlite', name: 'service, SQLite (durable)', script: SERVICE, env: { DATABASE_URL: `file:${join(scratch, 'plants.db')}` } },
+  // An A/A control: the same service as `sqlite` in a process of its own.
+  // Two processes of one build differ by more than their code (where V8 and
+  // malloc put things, what the JIT chose), and rounds interleaved cannot
+  // take that out of a ratio between systems: this pair shows how far apart
+  // two identical ones come out in this run.
+  { key: 'sqlite-again', name: 'service, SQLite (durable), a second process', script: SERVICE, env: { DATABASE_URL: `file:${join(scratch, 'again.db')}` } },
   { key: 'sqlite-nowebhooks', name: 'service, SQLite (durable), webhooks off', script: SERVICE, env: { DATABASE_URL: `file:${join(scratch, 'nowebhooks.db')}`, WEBHOOKS: 'false' } },
   {
     key: 'sqlite-webhook',
@@ -926,6 +932,21 @@ if (Object.keys(sampled).length > 0) {
 lines.push('', '| Target | Measured | Met |', '|---|---|---|')
 for (const [name, , shown, ok] of targets) lines.push(`| ${name} | ${shown} | ${ok ? 'yes' : '**no**'} |`)
 if (memory.fastify !== undefined) lines.push('', `For scale, not a target: bare Fastify + Map held ${fmt(memory.fastify)} MB after the same ${fmt(preset.memoryCreates)} creates.`)
+
+// The A/A control: the second SQLite process over the first, per workload.
+const controlled = WORKLOADS.filter(({ key }) => all('sqlite-again', key).length > 0 && all('sqlite', key).length > 0)
+if (controlled.length > 0) {
+  lines.push('', '### A/A control: two identical SQLite services', '')
+  lines.push('The same service, settings and build in two processes, loaded in the same interleaved rounds: the second\'s rate over the first\'s ' +
+    '(median of per-round ratios), and the spread of the per-round ratios. A ratio between two systems of the table that is nearer 1 than these ' +
+    'is within what this run can tell apart (the target "within 3 %" among them).', '')
+  lines.push('| Workload | req/s, second ÷ first | per-round ratios, lowest–highest |', '|---|---|---|')
+  for (const { key, name } of controlled) {
+    const firsts = all('sqlite', key)
+    const perRound = all('sqlite-again', key).map((sample, round) => sample.rps / (firsts[round]?.rps ?? Number.NaN)).filter(Number.isFinite)
+    lines.push(`| ${name} | ${fmt(ratio('sqlite-again', key, undefined, 'sqlite'), 2)} × | ${fmt(Math.min(...perRound), 2)}–${fmt(Math.max(...perRound), 2)} |`)
+  }
+}
 
 const report = lines.join('\n') + '\n'
 await writeFile(OUT, report)

@@ -14,7 +14,7 @@ import { hasCallgrind, hasPerf } from '../bench/tools.ts'
 // and the scale curve must run (the bench inherits this process's cores).
 const EVERY_CORE = process.platform === 'linux' ? formatCores(allowedCores()) : 'unknown'
 
-// Eight servers start, are seeded and loaded briefly, four more for the
+// Nine servers start, are seeded and loaded briefly, four more for the
 // scale curve, two under valgrind and two sampled by perf: more than tap's default.
 t.setTimeout(660_000)
 
@@ -24,7 +24,7 @@ t.test('npm run bench -- --smoke runs every system and writes its table', async 
   const { stdout, stderr } = await promisify(execFile)(process.execPath, [bench, '--smoke', '--out', out], { timeout: 620_000 })
   const written = await readFile(out, 'utf8')
   t.equal(stdout, written, 'the table printed is the table written')
-  for (const system of ['service, memory store', 'service, memory store, metrics off', 'service, SQLite (durable)', 'service, SQLite (durable), webhooks off', 'service, SQLite + 1 webhook subscriber', 'baseline: bare Fastify + Map', 'baseline: raw node:http + Map', 'peer: Express 5 + express-openapi-validator']) {
+  for (const system of ['service, memory store', 'service, memory store, metrics off', 'service, SQLite (durable)', 'service, SQLite (durable), webhooks off', 'service, SQLite (durable), a second process', 'service, SQLite + 1 webhook subscriber', 'baseline: bare Fastify + Map', 'baseline: raw node:http + Map', 'peer: Express 5 + express-openapi-validator']) {
     for (const workload of ['POST /plants \\(unique ids\\), 1 connection', 'POST /plants \\(unique ids\\), 32 connections', 'POST /plants \\(unique ids\\), 256 connections', 'GET /plants\\?limit=100']) {
       // req/s, p50/p99, × Fastify, CPU µs per request, its ratio, busy %.
       t.match(written, new RegExp(`^\\| ${system.replace(/[()+.]/g, '\\$&')} \\| ${workload} \\| [\\d,]+ \\| [\\d,]+/[\\d,]+ \\| ([\\d.]+|–) \\| [\\d,]+ \\| ([\\d.]+|–) \\| [\\d,]+`, 'm'), `${system}: ${workload} was measured`)
@@ -37,6 +37,10 @@ t.test('npm run bench -- --smoke runs every system and writes its table', async 
   t.match(written, /^\| CPU µs per create, memory store ≤ 1\.10 × bare Fastify's \| ([\d.]+|–) × \| (yes|\*\*no\*\*) \|$/m, 'the targets are reported')
   t.match(written, /^\| durable creates\/s, webhooks on with no subscriber, within 3 % of webhooks off \| ([\d.]+|–) × \| (yes|\*\*no\*\*) \|$/m, 'webhooks on against off')
   t.match(written, /^\| start-up to listening ≤ 400 ms/m)
+  // The A/A control: the ratio and its per-round spread, for creates and reads.
+  for (const workload of ['POST /plants \\(unique ids\\), 32 connections', 'GET /plants/\\{id\\}']) {
+    t.match(written, new RegExp(`^\\| ${workload} \\| [\\d.]+ × \\| [\\d.]+–[\\d.]+ \\|$`, 'm'), `A/A control: ${workload}`)
+  }
   // Started on every core, not on the generator's core this process is pinned to.
   t.match(written, new RegExp(`^\\| start-up to listening ≤ 400 ms \\(SQLite, fresh file, every core\\) \\| [\\d,]+ ms on cores ${EVERY_CORE} \\(`, 'm'), 'start-up on every core')
   for (const store of ['memory', 'sqlite']) t.match(written, new RegExp(`^\\| RSS after [\\d,]+ creates ≤ 120 MB \\(${store}\\) \\| [\\d,]+\\.\\d MB \\| (yes|\\*\\*no\\*\\*) \\|$`, 'm'), `RSS, ${store}`)
