@@ -916,15 +916,18 @@ if (Object.keys(sampled).length > 0) {
   lines.push('', `### Where a create's CPU goes, sampled by perf: POST /plants (unique ids), ${CONNECTIONS} connections`, '')
   lines.push(`Each system's threads sampled ${PERF_HZ} times a second of their CPU time by Linux's perf over one ${DURATION} s load of creates (with a webhook subscriber, until every delivery has arrived), after one as long that warms it up; ` +
     'Node names its JavaScript for perf (`--perf-basic-prof-only-functions`). Microseconds of CPU per create: in the kernel (syscalls, the network stack, ' +
-    'waking the generator); in JavaScript (the JIT\'s code, and V8\'s builtins it calls: property lookups, Maps, promises); in V8\'s runtime (its C++: JSON, strings); ' +
+    'waking the generator), and of that, in sends that wake the other end of a connection (samples whose call chain passes through the kernel\'s `sock_def_readable`: ' +
+    'over loopback, the send delivers to the peer\'s socket and wakes the load generator, a webhook receiver or PostgreSQL, the more often the more it sleeps between answers); in JavaScript (the JIT\'s code, and V8\'s builtins it calls: property lookups, Maps, promises); in V8\'s runtime (its C++: JSON, strings); ' +
     'in its garbage collector; in its JIT compilers; in Node\'s C++ (the HTTP parser, libuv, streams, the SQLite and OpenSSL built into Node); in shared libraries. Then the largest sources of the JIT\'s code ' +
     '("unnamed": code perf\'s map does not name). PostgreSQL\'s own processes are not in it. Sampling costs some CPU of its own: the total runs above the CPU time in the first table.', '')
-  lines.push(`| System | sampled µs per create | ${Object.values(CATEGORIES).join(' | ')} | the JIT's code by source, µs |`, `|---|---|${Object.keys(CATEGORIES).map(() => '---|').join('')}---|`)
+  // (The wake-ups, a part of the kernel's, beside it.)
+  const headings = Object.values(CATEGORIES).flatMap((name) => name === CATEGORIES.kernel ? [name, 'of it, waking the other end'] : [name])
+  lines.push(`| System | sampled µs per create | ${headings.join(' | ')} | the JIT's code by source, µs |`, `|---|---|${headings.map(() => '---|').join('')}---|`)
   for (const spec of specs.filter((s) => sampled[s.key] !== undefined)) {
     const { split, answered } = sampled[spec.key]!
     const us = (samples: number) => fmt(microseconds(samples, answered), 1)
     const sources = split.sources.slice(0, 5).map(([source, samples]) => `${source} ${us(samples)}`).join(', ')
-    const by = (Object.keys(CATEGORIES) as Category[]).map((category) => us(split.by[category])).join(' | ')
+    const by = (Object.keys(CATEGORIES) as Category[]).flatMap((category) => category === 'kernel' ? [us(split.by.kernel), us(split.wakeups)] : [us(split.by[category])]).join(' | ')
     lines.push(`| ${spec.name} | ${us(totalOf(split))} | ${by} | ${sources || '–'} |`)
   }
 }

@@ -30,6 +30,13 @@ export type Category = keyof typeof CATEGORIES
 /** Samples by where they fell. */
 export interface CpuSplit {
   by: Record<Category, number>
+  /**
+   * Of the kernel's, those in a send that makes the other end's socket
+   * readable and wakes whoever waits on it (over loopback, the load
+   * generator, a webhook receiver, PostgreSQL): the cost of the peer
+   * being on this machine, and the more often it sleeps, the more.
+   */
+  wakeups: number
   /** The JavaScript's samples (the JIT's code alone) by where its code comes from, largest first. */
   sources: Array<[string, number]>
 }
@@ -67,7 +74,8 @@ export function microseconds (samples: number, requests: number): number {
 
 /** Starts sampling process `pid`; the function returned stops it, once the file is written. */
 export async function recordPerf (pid: number, file: string): Promise<() => Promise<void>> {
-  const perf = spawn('perf', ['record', '-q', '-F', String(PERF_HZ), '-p', String(pid), '-o', file], { stdio: 'ignore' })
+  // (Call chains, for WAKING: the kernel's are whole whatever user space does.)
+  const perf = spawn('perf', ['record', '-q', '-g', '-F', String(PERF_HZ), '-p', String(pid), '-o', file], { stdio: 'ignore' })
   const exited = once(perf, 'exit')
   // (perf starts sampling a moment after it starts: the load waits for it.)
   await setTimeout(300)
@@ -102,7 +110,7 @@ export async function splitPerf (file: string, root: string, report?: string): P
   const { stdout } = await promisify(execFile)('perf', ['report', '-i', file, '--no-children', '--sort', 'dso,sym', '-F', 'sample,dso,sym', '--stdio', '-q', '-g', 'none', '-t', '\t'],
     { maxBuffer: 256 * 1024 * 1024 })
   const node = basename(process.execPath)
-  const split: CpuSplit = { by: { kernel: 0, javascript: 0, runtime: 0, gc: 0, compiler: 0, node: 0, libraries: 0 }, sources: [] }
+  const split: CpuSplit = { by: { kernel: 0, javascript: 0, runtime: 0, gc: 0, compiler: 0, node: 0, libraries: 0 }, wakeups: await wakeupsIn(file), sources: [] }
   const sources = new Map<string, number>()
   const rows: Array<[number, string]> = []
   for (const line of stdout.split('\n')) {
@@ -121,6 +129,23 @@ export async function splitPerf (file: string, root: string, report?: string): P
   // (Largest first: perf lists them by its sort keys.)
   if (report !== undefined) await writeFile(report, rows.sort((a, b) => b[0] - a[0]).map(([, line]) => line).join('\n') + '\n')
   return split
+}
+
+// A send over loopback delivers to the other end's socket within the
+// sender's syscall; the function that makes that socket readable, and
+// wakes its waiter, is the mark of the wake-up in a sample's call chain.
+const WAKING = 'sock_def_readable'
+
+// The samples whose call chain passes through WAKING (perf's `parent`).
+async function wakeupsIn (file: string): Promise<number> {
+  const { stdout } = await promisify(execFile)('perf', ['report', '-i', file, '--no-children', '--sort', 'parent', '-p', `^${WAKING}$`, '-F', 'sample,parent', '--stdio', '-q', '-g', 'none', '-t', '\t'],
+    { maxBuffer: 16 * 1024 * 1024 })
+  let samples = 0
+  for (const line of stdout.split('\n')) {
+    const [count, parent] = line.split('\t').map((part) => part.trim())
+    if (parent === WAKING) samples += Number(count)
+  }
+  return samples
 }
 
 /** Removes the map Node wrote for perf. */

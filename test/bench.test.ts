@@ -52,10 +52,10 @@ t.test('npm run bench -- --smoke runs every system and writes its table', async 
     }
   }
   // Where a create's CPU goes, where perf may sample (smoke: two systems):
-  // the split's seven parts, and the JIT's code by source.
+  // the split's seven parts and the kernel's wake-ups, and the JIT's code by source.
   if (hasPerf()) {
     for (const system of ['service, memory store', 'baseline: bare Fastify \\+ Map']) {
-      t.match(written, new RegExp(`^\\| ${system} \\| [\\d.,]+ \\|( [\\d.,]+ \\|){7} .+ \\|$`, 'm'), `${system}: CPU per create by where it went`)
+      t.match(written, new RegExp(`^\\| ${system} \\| [\\d.,]+ \\|( [\\d.,]+ \\|){8} .+ \\|$`, 'm'), `${system}: CPU per create by where it went`)
     }
   }
   // The scale curve: 1 and 2 workers on every core, with the generator's share stated.
