@@ -773,9 +773,12 @@ const all = (system: string, workload: Workload) => samples.get(`${system} ${wor
 const failedRounds = (system: string, workload: Workload) => all(system, workload).filter((s) => s.non2xx + s.errors > 0).length
 // Rounds where the base measured nothing (too short to see CPU ticks), or
 // was not run (`--systems` without it), are left out.
-const ratio = (system: string, workload: Workload, pick: (s: Sample) => number = (s) => s.rps, base = 'fastify') => {
+const roundRatios = (system: string, workload: Workload, pick: (s: Sample) => number = (s) => s.rps, base = 'fastify') => {
   const bases = all(base, workload)
-  const ratios = all(system, workload).map((sample, round) => bases[round] === undefined ? Number.NaN : pick(sample) / pick(bases[round])).filter(Number.isFinite)
+  return all(system, workload).map((sample, round) => bases[round] === undefined ? Number.NaN : pick(sample) / pick(bases[round])).filter(Number.isFinite)
+}
+const ratio = (system: string, workload: Workload, pick?: (s: Sample) => number, base?: string) => {
+  const ratios = roundRatios(system, workload, pick, base)
   return ratios.length === 0 ? Number.NaN : median(ratios)
 }
 const fmt = (n: number, digits = 0) => Number.isFinite(n) ? n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }) : '–'
@@ -945,8 +948,7 @@ if (controlled.length > 0) {
     'is within what this run can tell apart (the target "within 3 %" among them).', '')
   lines.push('| Workload | req/s, second ÷ first | per-round ratios, lowest–highest |', '|---|---|---|')
   for (const { key, name } of controlled) {
-    const firsts = all('sqlite', key)
-    const perRound = all('sqlite-again', key).map((sample, round) => sample.rps / (firsts[round]?.rps ?? Number.NaN)).filter(Number.isFinite)
+    const perRound = roundRatios('sqlite-again', key, undefined, 'sqlite')
     lines.push(`| ${name} | ${fmt(ratio('sqlite-again', key, undefined, 'sqlite'), 2)} × | ${fmt(Math.min(...perRound), 2)}–${fmt(Math.max(...perRound), 2)} |`)
   }
 }
