@@ -745,7 +745,7 @@ const havePerf = hasPerf()
 if (!havePerf) log('bench: perf not installed (or not allowed to sample); no CPU split')
 // (The durable stores too, on a fresh SQLite file, where what waits for a
 // disk or a database is no CPU: their split shows the rest.)
-const splitting = [...counting, ...(args.smoke ? [] : ['sqlite', 'sqlite-webhook', 'postgres'])]
+const splitting = [...counting, 'sqlite', ...(args.smoke ? [] : ['sqlite-webhook', 'postgres'])]
 for (const spec of havePerf ? specs.filter((s) => splitting.includes(s.key)) : []) {
   const fresh: Record<string, string> = spec.env?.DATABASE_URL?.startsWith('file:') ? { DATABASE_URL: `file:${join(scratch, `perf-${spec.key}.db`)}` } : {}
   const system = await launch(spec, { NODE_OPTIONS: PERF_NODE_OPTIONS, ...fresh })
@@ -756,7 +756,7 @@ for (const spec of havePerf ? specs.filter((s) => splitting.includes(s.key)) : [
     const stopSampling = await recordPerf(system.child.pid!, data)
     const { answered } = await load(system, 'create')
     await stopSampling()
-    const split = await splitPerf(data, here('..'), args.profiles && join(args.profiles, `perf.${spec.key}.txt`))
+    const split = await splitPerf(data, system.child.pid!, here('..'), args.profiles && join(args.profiles, `perf.${spec.key}.txt`))
     sampled[spec.key] = { split, answered }
     log(`perf: ${spec.name.padEnd(44)} ${Math.round(microseconds(totalOf(split), answered))} µs sampled per create`)
   } finally {
@@ -918,20 +918,23 @@ if (Object.keys(instructions).length > 0 || uncounted.length > 0) {
 if (Object.keys(sampled).length > 0) {
   lines.push('', `### Where a create's CPU goes, sampled by perf: POST /plants (unique ids), ${CONNECTIONS} connections`, '')
   lines.push(`Each system's threads sampled ${PERF_HZ} times a second of their CPU time by Linux's perf over one ${DURATION} s load of creates (with a webhook subscriber, until every delivery has arrived), after one as long that warms it up; ` +
-    'Node names its JavaScript for perf (`--perf-basic-prof-only-functions`). Microseconds of CPU per create: in the kernel (syscalls, the network stack, ' +
+    'Node names its JavaScript for perf (`--perf-basic-prof-only-functions`). Microseconds of CPU per create: by thread, in the main one (the event loop: HTTP, Fastify, the service), ' +
+    'in the SQLite writer (its JavaScript, SQLite, the commits\' writes and fsyncs) and in the others (V8\'s helpers: the garbage collector\'s and the compilers\'); then by where it went, in all threads: in the kernel (syscalls, the network stack, ' +
     'waking the generator), and of that, in sends that wake the other end of a connection (samples whose call chain passes through the kernel\'s `sock_def_readable`: ' +
     'over loopback, the send delivers to the peer\'s socket and wakes the load generator, a webhook receiver or PostgreSQL, the more often the more it sleeps between answers); in JavaScript (the JIT\'s code, and V8\'s builtins it calls: property lookups, Maps, promises); in V8\'s runtime (its C++: JSON, strings); ' +
     'in its garbage collector; in its JIT compilers; in Node\'s C++ (the HTTP parser, libuv, streams, the SQLite and OpenSSL built into Node); in shared libraries. Then the largest sources of the JIT\'s code ' +
     '("unnamed": code perf\'s map does not name). PostgreSQL\'s own processes are not in it. Sampling costs some CPU of its own: the total runs above the CPU time in the first table.', '')
-  // (The wake-ups, a part of the kernel's, beside it.)
-  const headings = Object.values(CATEGORIES).flatMap((name) => name === CATEGORIES.kernel ? [name, 'of it, waking the other end'] : [name])
+  // (The threads first, then where in the code; the wake-ups, a part of the kernel's, beside it.)
+  const headings = ['main thread', 'SQLite writer', 'other threads', ...Object.values(CATEGORIES).flatMap((name) => name === CATEGORIES.kernel ? [name, 'of it, waking the other end'] : [name])]
   lines.push(`| System | sampled µs per create | ${headings.join(' | ')} | the JIT's code by source, µs |`, `|---|---|${headings.map(() => '---|').join('')}---|`)
   for (const spec of specs.filter((s) => sampled[s.key] !== undefined)) {
     const { split, answered } = sampled[spec.key]!
     const us = (samples: number) => fmt(microseconds(samples, answered), 1)
     const sources = split.sources.slice(0, 5).map(([source, samples]) => `${source} ${us(samples)}`).join(', ')
     const by = (Object.keys(CATEGORIES) as Category[]).flatMap((category) => category === 'kernel' ? [us(split.by.kernel), us(split.wakeups)] : [us(split.by[category])]).join(' | ')
-    lines.push(`| ${spec.name} | ${us(totalOf(split))} | ${by} | ${sources || '–'} |`)
+    const { main, writer } = split.threads
+    const threads = [us(main), us(writer), us(totalOf(split) - main - writer)].join(' | ')
+    lines.push(`| ${spec.name} | ${us(totalOf(split))} | ${threads} | ${by} | ${sources || '–'} |`)
   }
 }
 

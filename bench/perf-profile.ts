@@ -9,6 +9,7 @@ import { rm, writeFile } from 'node:fs/promises'
 import { basename, relative } from 'node:path'
 import { setTimeout } from 'node:timers/promises'
 import { promisify } from 'node:util'
+import { WRITER_THREAD_NAME } from '../lib/stores/sqlite-writer.ts'
 
 /** Samples per second of each thread's CPU time: one stands for 1/PERF_HZ s. */
 export const PERF_HZ = 999
@@ -37,6 +38,13 @@ export interface CpuSplit {
    * being on this machine, and the more often it sleeps, the more.
    */
   wakeups: number
+  /**
+   * The samples by thread: the main thread's (the event loop: HTTP,
+   * Fastify, the service), the SQLite writer's (its thread's JavaScript,
+   * SQLite, the commits' writes and fsyncs); the rest (V8's helpers,
+   * libuv's pool) are the total less these.
+   */
+  threads: { main: number, writer: number }
   /** The JavaScript's samples (the JIT's code alone) by where its code comes from, largest first. */
   sources: Array<[string, number]>
 }
@@ -106,11 +114,11 @@ function sourceOf (symbol: string, root: string): string {
  * list by symbol is written there too. Run before the map of the sampled
  * process (/tmp/perf-PID.map) is gone: `forget` removes it.
  */
-export async function splitPerf (file: string, root: string, report?: string): Promise<CpuSplit> {
+export async function splitPerf (file: string, pid: number, root: string, report?: string): Promise<CpuSplit> {
   const { stdout } = await promisify(execFile)('perf', ['report', '-i', file, '--no-children', '--sort', 'dso,sym', '-F', 'sample,dso,sym', '--stdio', '-q', '-g', 'none', '-t', '\t'],
     { maxBuffer: 256 * 1024 * 1024 })
   const node = basename(process.execPath)
-  const split: CpuSplit = { by: { kernel: 0, javascript: 0, runtime: 0, gc: 0, compiler: 0, node: 0, libraries: 0 }, wakeups: await wakeupsIn(file), sources: [] }
+  const split: CpuSplit = { by: { kernel: 0, javascript: 0, runtime: 0, gc: 0, compiler: 0, node: 0, libraries: 0 }, wakeups: await wakeupsIn(file), threads: await threadsIn(file, pid), sources: [] }
   const sources = new Map<string, number>()
   const rows: Array<[number, string]> = []
   for (const line of stdout.split('\n')) {
@@ -146,6 +154,30 @@ async function wakeupsIn (file: string): Promise<number> {
     if (parent === WAKING) samples += Number(count)
   }
   return samples
+}
+
+// Linux keeps a thread's name to its first 15 bytes, as perf shows it.
+const WRITER_COMM = WRITER_THREAD_NAME.slice(0, 15)
+
+// The samples of the main thread (its id is the process's) and of the
+// SQLite writer (by its name), as perf's `pid` column shows them: each
+// thread's `id:name`.
+async function threadsIn (file: string, pid: number): Promise<CpuSplit['threads']> {
+  const { stdout } = await promisify(execFile)('perf', ['report', '-i', file, '--no-children', '--sort', 'pid', '-F', 'sample,pid', '--stdio', '-q', '-g', 'none', '-t', '\t'],
+    { maxBuffer: 16 * 1024 * 1024 })
+  const threads = { main: 0, writer: 0 }
+  let found = 0
+  for (const line of stdout.split('\n')) {
+    const [count, thread] = line.split('\t').map((part) => part.trim())
+    const named = /^(\d+):(.*)$/.exec(thread ?? '')
+    if (named === null) continue
+    found++
+    if (Number(named[1]) === pid) threads.main += Number(count)
+    else if (named[2] === WRITER_COMM) threads.writer += Number(count)
+  }
+  // (perf may refuse a sort key and still exit 0: a split without threads is no split.)
+  if (found === 0) throw new Error(`perf report gave no thread of process ${pid}:\n${stdout}`)
+  return threads
 }
 
 /** Removes the map Node wrote for perf. */

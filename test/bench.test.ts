@@ -15,7 +15,7 @@ import { hasCallgrind, hasPerf } from '../bench/tools.ts'
 const EVERY_CORE = process.platform === 'linux' ? formatCores(allowedCores()) : 'unknown'
 
 // Nine servers start, are seeded and loaded briefly, four more for the
-// scale curve, two under valgrind and two sampled by perf: more than tap's default.
+// scale curve, two under valgrind and three sampled by perf: more than tap's default.
 t.setTimeout(660_000)
 
 t.test('npm run bench -- --smoke runs every system and writes its table', async (t) => {
@@ -51,17 +51,32 @@ t.test('npm run bench -- --smoke runs every system and writes its table', async 
       t.match(written, new RegExp(`^\\| ${system} \\| [\\d,]+ \\| [\\d.]+ \\| [\\d,]+ \\| [\\d.]+ \\|$`, 'm'), `${system}: instructions per create, all threads and the main thread`)
     }
   }
-  // Where a create's CPU goes, where perf may sample (smoke: two systems):
-  // the split's seven parts and the kernel's wake-ups, and the JIT's code by source.
+  // Where a create's CPU goes, where perf may sample (smoke: three
+  // systems): by thread (main, SQLite writer, the rest), the split's seven
+  // parts and the kernel's wake-ups, and the JIT's code by source.
   if (hasPerf()) {
-    for (const system of ['service, memory store', 'baseline: bare Fastify \\+ Map']) {
-      t.match(written, new RegExp(`^\\| ${system} \\| [\\d.,]+ \\|( [\\d.,]+ \\|){8} .+ \\|$`, 'm'), `${system}: CPU per create by where it went`)
+    const split = written.slice(written.indexOf('### Where a create\'s CPU goes'))
+    const rowOf = (system: string) => {
+      const row = new RegExp(`^\\| ${system.replace(/[()+.]/g, '\\$&')} \\| ([\\d.,]+) \\|((?: [\\d.,]+ \\|){11}) .+ \\|$`, 'm').exec(split)
+      t.ok(row, `${system}: CPU per create by thread and by where it went`)
+      const [total, ...parts] = row === null ? [] : [row[1]!, ...row[2]!.split('|').slice(0, -1)].map((cell) => Number(cell.trim().replace(/,/g, '')))
+      return { total: total!, main: parts[0]!, writer: parts[1]!, other: parts[2]!, kernel: parts[3]!, wakeups: parts[4]! }
     }
+    const memory = rowOf('service, memory store')
+    const sqlite = rowOf('service, SQLite (durable)')
+    rowOf('baseline: bare Fastify + Map')
+    // The threads add up to the total (each rounded to 0.1 µs).
+    for (const [name, row] of [['memory store', memory], ['SQLite', sqlite]] as const) {
+      t.ok(Math.abs(row.main + row.writer + row.other - row.total) <= 0.2, `${name}: its threads' ${row.main} + ${row.writer} + ${row.other} µs make its ${row.total}`)
+    }
+    // The main thread is found by its id, the writer by its name: the
+    // memory store has no writer, and SQLite's commits run in its own.
+    t.ok(memory.main > 0 && memory.writer === 0, `the memory store's CPU is its main thread's (${memory.main} µs), none a writer's`)
+    t.ok(sqlite.main > 0 && sqlite.writer > 0, `SQLite's CPU is in its main thread (${sqlite.main} µs) and its writer (${sqlite.writer} µs)`)
     // Over loopback every answer's write may wake the generator: some
     // samples pass through the wake-up (none without call chains), and
     // they are a part of the kernel's.
-    const [kernel, wakeups] = /^\| service, memory store \| [\d.,]+ \| ([\d.]+) \| ([\d.]+) \|/m.exec(written.slice(written.indexOf('### Where a create\'s CPU goes')))!.slice(1).map(Number)
-    t.ok(wakeups! > 0 && wakeups! <= kernel!, `the memory store's wake-ups (${wakeups} µs) are some of its kernel's ${kernel} µs`)
+    t.ok(memory.wakeups > 0 && memory.wakeups <= memory.kernel, `the memory store's wake-ups (${memory.wakeups} µs) are some of its kernel's ${memory.kernel} µs`)
   }
   // The scale curve: 1 and 2 workers on every core, with the generator's share stated.
   for (const workers of [1, 2]) {
