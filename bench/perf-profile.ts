@@ -144,16 +144,21 @@ export async function splitPerf (file: string, pid: number, root: string, report
 // wakes its waiter, is the mark of the wake-up in a sample's call chain.
 const WAKING = 'sock_def_readable'
 
+// perf's report of `file` by one sort key: [samples, the key's value] rows.
+async function samplesBy (file: string, key: string, ...options: string[]): Promise<Array<[number, string]>> {
+  const { stdout } = await promisify(execFile)('perf', ['report', '-i', file, '--no-children', '--sort', key, ...options, '-F', `sample,${key}`, '--stdio', '-q', '-g', 'none', '-t', '\t'],
+    { maxBuffer: 16 * 1024 * 1024 })
+  return stdout.split('\n').flatMap((line): Array<[number, string]> => {
+    const [count, value] = line.split('\t').map((part) => part.trim())
+    const samples = Number(count)
+    return value !== undefined && Number.isFinite(samples) ? [[samples, value]] : []
+  })
+}
+
 // The samples whose call chain passes through WAKING (perf's `parent`).
 async function wakeupsIn (file: string): Promise<number> {
-  const { stdout } = await promisify(execFile)('perf', ['report', '-i', file, '--no-children', '--sort', 'parent', '-p', `^${WAKING}$`, '-F', 'sample,parent', '--stdio', '-q', '-g', 'none', '-t', '\t'],
-    { maxBuffer: 16 * 1024 * 1024 })
-  let samples = 0
-  for (const line of stdout.split('\n')) {
-    const [count, parent] = line.split('\t').map((part) => part.trim())
-    if (parent === WAKING) samples += Number(count)
-  }
-  return samples
+  const rows = await samplesBy(file, 'parent', '-p', `^${WAKING}$`)
+  return rows.reduce((sum, [samples, parent]) => parent === WAKING ? sum + samples : sum, 0)
 }
 
 // Linux keeps a thread's name to its first 15 bytes, as perf shows it.
@@ -163,20 +168,17 @@ const WRITER_COMM = WRITER_THREAD_NAME.slice(0, 15)
 // SQLite writer (by its name), as perf's `pid` column shows them: each
 // thread's `id:name`.
 async function threadsIn (file: string, pid: number): Promise<CpuSplit['threads']> {
-  const { stdout } = await promisify(execFile)('perf', ['report', '-i', file, '--no-children', '--sort', 'pid', '-F', 'sample,pid', '--stdio', '-q', '-g', 'none', '-t', '\t'],
-    { maxBuffer: 16 * 1024 * 1024 })
   const threads = { main: 0, writer: 0 }
   let found = 0
-  for (const line of stdout.split('\n')) {
-    const [count, thread] = line.split('\t').map((part) => part.trim())
-    const named = /^(\d+):(.*)$/.exec(thread ?? '')
+  for (const [samples, thread] of await samplesBy(file, 'pid')) {
+    const named = /^(\d+):(.*)$/.exec(thread)
     if (named === null) continue
     found++
-    if (Number(named[1]) === pid) threads.main += Number(count)
-    else if (named[2] === WRITER_COMM) threads.writer += Number(count)
+    if (Number(named[1]) === pid) threads.main += samples
+    else if (named[2] === WRITER_COMM) threads.writer += samples
   }
   // (perf may refuse a sort key and still exit 0: a split without threads is no split.)
-  if (found === 0) throw new Error(`perf report gave no thread of process ${pid}:\n${stdout}`)
+  if (found === 0) throw new Error(`perf report gave no thread of process ${pid}`)
   return threads
 }
 
