@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import t from 'tap'
 import { allowedCores, formatCores } from '../bench/cores.ts'
-import { hasCallgrind, hasPerf } from '../bench/tools.ts'
+import { hasCallgrind, hasPerf, hasWrk } from '../bench/tools.ts'
 
 // Every core this test may run on, as Linux writes them: where start-up
 // and the scale curve must run (the bench inherits this process's cores).
@@ -24,6 +24,8 @@ t.test('npm run bench -- --smoke runs every system and writes its table', async 
   const { stdout, stderr } = await promisify(execFile)(process.execPath, [bench, '--smoke', '--out', out], { timeout: 620_000 })
   const written = await readFile(out, 'utf8')
   t.equal(stdout, written, 'the table printed is the table written')
+  // wrk where it is installed, autocannon from npm otherwise.
+  t.match(written, new RegExp(`; load generator: ${hasWrk() ? 'wrk' : 'autocannon'}[;.]`), 'the generator this machine has')
   for (const system of ['service, memory store', 'service, memory store, metrics off', 'service, SQLite (durable)', 'service, SQLite (durable), webhooks off', 'service, SQLite (durable), a second process', 'service, SQLite + 1 webhook subscriber', 'baseline: bare Fastify + Map', 'baseline: raw node:http + Map', 'peer: Express 5 + express-openapi-validator']) {
     for (const workload of ['POST /plants \\(unique ids\\), 1 connection', 'POST /plants \\(unique ids\\), 32 connections', 'POST /plants \\(unique ids\\), 256 connections', 'GET /plants\\?limit=100']) {
       // req/s, p50/p99, × Fastify, CPU µs per request, its ratio, busy %.
@@ -92,11 +94,14 @@ t.test('npm run bench -- --smoke runs every system and writes its table', async 
   }
 })
 
-t.test('npm run bench -- --systems without bare Fastify still writes its table, its ratios shown as –', async (t) => {
+// (Run with autocannon, the generator of a machine without wrk, so that
+// its path is loaded wherever wrk is installed too.)
+t.test('npm run bench -- --systems without bare Fastify, loaded by autocannon, still writes its table, its ratios shown as –', async (t) => {
   const out = join(t.testdir(), 'results.md')
   const bench = fileURLToPath(new URL('../bench/bench.ts', import.meta.url))
-  await promisify(execFile)(process.execPath, [bench, '--smoke', '--systems', 'http', '--out', out], { timeout: 300_000 })
+  await promisify(execFile)(process.execPath, [bench, '--smoke', '--systems', 'http', '--generator', 'autocannon', '--out', out], { timeout: 300_000 })
   const written = await readFile(out, 'utf8')
+  t.match(written, /; load generator: autocannon[;.]/, 'the generator asked for')
   t.match(written, /^\| baseline: raw node:http \+ Map \| POST \/plants \(unique ids\), 32 connections \| [\d,]+ \| [\d,]+\/[\d,]+ \| – \| [\d,]+ \| – \|/m, 'measured, with no ratio to a base that did not run')
   t.match(written, /^\| start-up to listening ≤ 400 ms/m, 'the targets it can judge')
 })
