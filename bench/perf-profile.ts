@@ -115,27 +115,21 @@ function sourceOf (symbol: string, root: string): string {
  * process (/tmp/perf-PID.map) is gone: `forget` removes it.
  */
 export async function splitPerf (file: string, pid: number, root: string, report?: string): Promise<CpuSplit> {
-  const { stdout } = await promisify(execFile)('perf', ['report', '-i', file, '--no-children', '--sort', 'dso,sym', '-F', 'sample,dso,sym', '--stdio', '-q', '-g', 'none', '-t', '\t'],
-    { maxBuffer: 256 * 1024 * 1024 })
   const node = basename(process.execPath)
   const split: CpuSplit = { by: { kernel: 0, javascript: 0, runtime: 0, gc: 0, compiler: 0, node: 0, libraries: 0 }, wakeups: await wakeupsIn(file), threads: await threadsIn(file, pid), sources: [] }
   const sources = new Map<string, number>()
-  const rows: Array<[number, string]> = []
-  for (const line of stdout.split('\n')) {
-    const [count, dso, symbol] = line.split('\t').map((part) => part.trim())
-    const samples = Number(count)
-    if (!Number.isFinite(samples) || dso === undefined || symbol === undefined) continue
-    rows.push([samples, line])
-    const category = categoryOf(dso, symbol, node)
+  const rows = await samplesBy(file, 'dso,sym')
+  for (const { samples, values: [dso, symbol] } of rows) {
+    const category = categoryOf(dso!, symbol!, node)
     split.by[category] += samples
-    if (category === 'javascript' && !symbol.startsWith('[.] Builtins_')) {
-      const source = sourceOf(symbol, root)
+    if (category === 'javascript' && !symbol!.startsWith('[.] Builtins_')) {
+      const source = sourceOf(symbol!, root)
       sources.set(source, (sources.get(source) ?? 0) + samples)
     }
   }
   split.sources = [...sources].sort((a, b) => b[1] - a[1])
   // (Largest first: perf lists them by its sort keys.)
-  if (report !== undefined) await writeFile(report, rows.sort((a, b) => b[0] - a[0]).map(([, line]) => line).join('\n') + '\n')
+  if (report !== undefined) await writeFile(report, rows.sort((a, b) => b.samples - a.samples).map(({ line }) => line).join('\n') + '\n')
   return split
 }
 
@@ -144,21 +138,24 @@ export async function splitPerf (file: string, pid: number, root: string, report
 // wakes its waiter, is the mark of the wake-up in a sample's call chain.
 const WAKING = 'sock_def_readable'
 
-// perf's report of `file` by one sort key: [samples, the key's value] rows.
-async function samplesBy (file: string, key: string, ...options: string[]): Promise<Array<[number, string]>> {
-  const { stdout } = await promisify(execFile)('perf', ['report', '-i', file, '--no-children', '--sort', key, ...options, '-F', `sample,${key}`, '--stdio', '-q', '-g', 'none', '-t', '\t'],
-    { maxBuffer: 16 * 1024 * 1024 })
-  return stdout.split('\n').flatMap((line): Array<[number, string]> => {
-    const [count, value] = line.split('\t').map((part) => part.trim())
+// perf's report of `file` by its sort keys (`dso,sym`): each row's samples,
+// the keys' values, and the line as perf wrote it.
+interface ReportRow { samples: number, values: string[], line: string }
+async function samplesBy (file: string, keys: string, ...options: string[]): Promise<ReportRow[]> {
+  const { stdout } = await promisify(execFile)('perf', ['report', '-i', file, '--no-children', '--sort', keys, ...options, '-F', `sample,${keys}`, '--stdio', '-q', '-g', 'none', '-t', '\t'],
+    { maxBuffer: 256 * 1024 * 1024 })
+  const width = keys.split(',').length
+  return stdout.split('\n').flatMap((line): ReportRow[] => {
+    const [count, ...values] = line.split('\t').map((part) => part.trim())
     const samples = Number(count)
-    return value !== undefined && Number.isFinite(samples) ? [[samples, value]] : []
+    return values.length >= width && Number.isFinite(samples) ? [{ samples, values, line }] : []
   })
 }
 
 // The samples whose call chain passes through WAKING (perf's `parent`).
 async function wakeupsIn (file: string): Promise<number> {
   const rows = await samplesBy(file, 'parent', '-p', `^${WAKING}$`)
-  return rows.reduce((sum, [samples, parent]) => parent === WAKING ? sum + samples : sum, 0)
+  return rows.reduce((sum, { samples, values: [parent] }) => parent === WAKING ? sum + samples : sum, 0)
 }
 
 // Linux keeps a thread's name to its first 15 bytes, as perf shows it.
@@ -170,8 +167,8 @@ const WRITER_COMM = WRITER_THREAD_NAME.slice(0, 15)
 async function threadsIn (file: string, pid: number): Promise<CpuSplit['threads']> {
   const threads = { main: 0, writer: 0 }
   let found = 0
-  for (const [samples, thread] of await samplesBy(file, 'pid')) {
-    const named = /^(\d+):(.*)$/.exec(thread)
+  for (const { samples, values: [thread] } of await samplesBy(file, 'pid')) {
+    const named = /^(\d+):(.*)$/.exec(thread!)
     if (named === null) continue
     found++
     if (Number(named[1]) === pid) threads.main += samples
