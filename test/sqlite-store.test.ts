@@ -8,7 +8,7 @@ import type { Test } from 'tap'
 import { until } from './helper.ts'
 import { threadsNamed } from './processes.ts'
 import { NO_MOUNT, replaceWithEmpty, smallDisk, walCommits } from './sqlite-files.ts'
-import { SQLITE_MIGRATIONS } from '../lib/stores/sqlite-schema.ts'
+import { SQLITE_MIGRATIONS, WRITER_CACHE_KIB, configureSqlite } from '../lib/stores/sqlite-schema.ts'
 import { SqliteStore } from '../lib/stores/sqlite-store.ts'
 import { WRITER_THREAD_NAME, startWriterEarly } from '../lib/stores/sqlite-writer.ts'
 import { storeSuite } from './store-suite.ts'
@@ -80,6 +80,26 @@ t.test('durable settings: WAL, schema version recorded', async (t) => {
   t.teardown(() => db.close())
   t.same(db.prepare('PRAGMA journal_mode').get(), { journal_mode: 'wal' })
   t.same(db.prepare('SELECT version FROM plant_store_migrations').all().map((row) => ({ ...row })), [{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }, { version: 5 }], 'the plants, the webhook outbox, its index of due deliveries, when each delivery was written, the trace it continues')
+})
+
+t.test('the writer\'s connection: durable, with a smaller page cache than the reader\'s, which keeps SQLite\'s default', async (t) => {
+  const path = join(t.testdir(), 'plants.db')
+  const defaults = new DatabaseSync(path)
+  t.teardown(() => defaults.close())
+  const sqliteDefault = (defaults.prepare('PRAGMA cache_size').get() as { cache_size: number }).cache_size
+  const connection = (writer: boolean) => {
+    const db = new DatabaseSync(path)
+    t.teardown(() => db.close())
+    configureSqlite(db, { writer })
+    const get = (pragma: string) => Object.values(db.prepare(`PRAGMA ${pragma}`).get()!)[0]
+    return { cache: get('cache_size'), synchronous: get('synchronous'), journal: get('journal_mode') }
+  }
+  const writer = connection(true)
+  const reader = connection(false)
+  t.same(writer, { cache: -WRITER_CACHE_KIB, synchronous: 2, journal: 'wal' }, 'WAL, FULL, a cache of WRITER_CACHE_KIB KiB')
+  t.equal(reader.cache, sqliteDefault, 'the reader keeps the default')
+  // (SQLite's default is negative too: a size in KiB.)
+  t.ok(sqliteDefault < 0 && WRITER_CACHE_KIB < -sqliteDefault, 'the writer\'s is the smaller')
 })
 
 t.test('concurrent creates share commits (group commit)', async (t) => {
