@@ -1,4 +1,5 @@
-// Which cores a process may run on, and the commands that place one.
+// Which cores a process may run on, the commands that place one, and the
+// name Linux keeps of a thread.
 // Linux says which cores this process was given (Cpus_allowed_list:
 // taskset, a container's cpuset); os.cpus() lists the machine's, given or
 // not, so the bench asks Linux where it can.
@@ -43,6 +44,9 @@ export function coresOf (entry: number | 'self' | `self/task/${string}`): string
     return undefined
   }
 }
+
+/** A thread's name as Linux keeps it (its comm, which top -H, ps -L and perf show): the first 15 bytes, of the ASCII names here. */
+export const threadComm = (name: string): string => name.slice(0, 15)
 
 /** The cores this process may run on and that are online, in order. */
 export function allowedCores (): number[] {

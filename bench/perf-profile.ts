@@ -10,6 +10,7 @@ import { basename, relative } from 'node:path'
 import { setTimeout } from 'node:timers/promises'
 import { promisify } from 'node:util'
 import { WRITER_THREAD_NAME } from '../lib/stores/sqlite-writer.ts'
+import { threadComm } from './cores.ts'
 
 /** Samples per second of each thread's CPU time: one stands for 1/PERF_HZ s. */
 export const PERF_HZ = 999
@@ -158,8 +159,7 @@ async function wakeupsIn (file: string): Promise<number> {
   return rows.reduce((sum, { samples, values: [parent] }) => parent === WAKING ? sum + samples : sum, 0)
 }
 
-// Linux keeps a thread's name to its first 15 bytes, as perf shows it.
-const WRITER_COMM = WRITER_THREAD_NAME.slice(0, 15)
+const WRITER_COMM = threadComm(WRITER_THREAD_NAME)
 
 // The samples of the main thread (its id is the process's) and of the
 // SQLite writer (by its name), as perf's `pid` column shows them: each

@@ -4,6 +4,7 @@
 // it) still takes signal 0, yet runs nothing and holds nothing open: it is
 // not alive here.
 import { existsSync, readFileSync, readdirSync } from 'node:fs'
+import { threadComm } from '../bench/cores.ts'
 
 interface Entry { pid: number, state: string, ppid: number, pgrp: number }
 
@@ -39,11 +40,11 @@ export const children = (pid: number): number[] => all().filter(({ ppid }) => pp
 /** The running processes of a process group. */
 export const inGroup = (pgid: number): number[] => all().filter(({ pgrp }) => pgrp === pgid).map(({ pid }) => pid)
 
-/** How many threads of this process carry a name (Linux keeps 15 bytes of it). */
+/** How many threads of this process carry a name (as Linux keeps it). */
 export function threadsNamed (name: string): number {
   return readdirSync('/proc/self/task').filter((task) => {
     try {
-      return readFileSync(`/proc/self/task/${task}/comm`, 'utf8').trimEnd() === name.slice(0, 15)
+      return readFileSync(`/proc/self/task/${task}/comm`, 'utf8').trimEnd() === threadComm(name)
     } catch {
       // (Ended while listed.)
       return false
