@@ -98,8 +98,9 @@ t.test('the writer\'s connection: durable, with a smaller page cache than the re
   const reader = connection(false)
   t.same(writer, { cache: -WRITER_CACHE_KIB, synchronous: 2, journal: 'wal' }, 'WAL, FULL, a cache of WRITER_CACHE_KIB KiB')
   t.equal(reader.cache, sqliteDefault, 'the reader keeps the default')
-  // (SQLite's default is negative too: a size in KiB.)
-  t.ok(sqliteDefault < 0 && WRITER_CACHE_KIB < -sqliteDefault, 'the writer\'s is the smaller')
+  // (What the README says of this SQLite build; its default is negative
+  // too, a size in KiB.)
+  t.ok(sqliteDefault < 0 && WRITER_CACHE_KIB < -sqliteDefault, 'the writer\'s is smaller than SQLite\'s default')
 })
 
 t.test('concurrent creates share commits (group commit)', async (t) => {

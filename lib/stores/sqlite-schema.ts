@@ -37,12 +37,13 @@ export async function migrateSqlite (db: DatabaseSync): Promise<void> {
 }
 
 /**
- * The writer's page cache, in KiB: half of SQLite's default 2,000. Reads
- * are the reading connection's, whose cache stays at the default. The
- * writer comes back to few of the pages it wrote (the end of the plants
- * table while ids grow, the outbox's newest rows), and a page it misses is
- * still in the OS's cache, one pread away; at the default, it kept some
- * 2 MB of pages it would not touch again.
+ * The writer's page cache, in KiB: about half of SQLite's default (2,000).
+ * GETs read through the reading connection, whose cache stays at the
+ * default; the writer reads what its writes go through (the path to where
+ * a plant goes, the end of the table while ids grow; the outbox's newest
+ * rows), and a page it misses is most likely in the OS's cache, one pread
+ * away. (A transaction that dirties more pages than the cache holds spills
+ * them to the WAL before its commit, as past the default.)
  */
 export const WRITER_CACHE_KIB = 1024
 
