@@ -752,7 +752,11 @@ for (const spec of havePerf ? specs.filter((s) => splitting.includes(s.key)) : [
   const data = join(scratch, `perf-${spec.key}.data`)
   try {
     if (spec.webhook) await subscribeReceiver(system)
-    await load(system, 'create')
+    // Warmed for a round's length and by at least as many creates as the
+    // instruction count's warm-up: in a slow hour a round's creates left
+    // V8's compilers at work in the sampled load.
+    const { answered: warmed } = await load(system, 'create')
+    if (warmed < preset.instructions.warm) await load(system, 'create', { amount: preset.instructions.warm - warmed })
     const stopSampling = await recordPerf(system.child.pid!, data)
     const { answered } = await load(system, 'create')
     await stopSampling()
@@ -917,7 +921,7 @@ if (Object.keys(instructions).length > 0 || uncounted.length > 0) {
 
 if (Object.keys(sampled).length > 0) {
   lines.push('', `### Where a create's CPU goes, sampled by perf: POST /plants (unique ids), ${CONNECTIONS} connections`, '')
-  lines.push(`Each system's threads sampled ${PERF_HZ} times a second of their CPU time by Linux's perf over one ${DURATION} s load of creates (with a webhook subscriber, until every delivery has arrived), after one as long that warms it up; ` +
+  lines.push(`Each system's threads sampled ${PERF_HZ} times a second of their CPU time by Linux's perf over one ${DURATION} s load of creates (with a webhook subscriber, until every delivery has arrived), after one as long, and at least ${fmt(preset.instructions.warm)} creates, that warm it up; ` +
     'Node names its JavaScript for perf (`--perf-basic-prof-only-functions`). Microseconds of CPU per create: by thread, in the main one (the event loop: HTTP, Fastify, the service), ' +
     'in the SQLite writer (its JavaScript, SQLite, the commits\' writes and fsyncs) and in the others (V8\'s helpers: the garbage collector\'s and the compilers\'); then by where it went, in all threads: in the kernel (syscalls, the network stack, ' +
     'waking the generator), and of that, in sends that wake the other end of a connection (samples whose call chain passes through the kernel\'s `sock_def_readable`: ' +
