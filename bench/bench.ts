@@ -104,6 +104,8 @@ interface Running extends SystemSpec {
   nextId: number
   /** On the bench's PostgreSQL schema, which outlives a launch. */
   onPostgres: boolean
+  /** The service on a SQLite file: its /metrics count its commits. */
+  onSqlite: boolean
   /** The subscribed receiver's URL, where it counts what it received. */
   receiverUrl?: string
   /** The cores Linux gave it, as it says. */
@@ -171,12 +173,14 @@ async function launch (spec: SystemSpec, extraEnv: Record<string, string> = {}):
   // PostgreSQL's schema is kept from one launch to the next (the scale
   // curve, the perf split): creates start past the ids it holds, or its
   // unique-id creates would be replays of earlier ones.
-  const onPostgres = (extraEnv.DATABASE_URL ?? spec.env?.DATABASE_URL) === pgUrl
+  const database = extraEnv.DATABASE_URL ?? spec.env?.DATABASE_URL
+  const onPostgres = database === pgUrl
+  const onSqlite = spec.script === SERVICE && database?.startsWith('file:') === true
   // Where it runs, as Linux says: the table states it, and a server not
   // where the bench meant it to be would make every figure of it wrong.
   const cores = coresOf(child.pid!) ?? 'unknown'
   if (pinned && cores !== formatCores(where)) throw new Error(`${spec.name} runs on cores ${cores}, not ${formatCores(where)}`)
-  return { ...spec, url, child, onPostgres, cores, nextId: onPostgres ? Math.max(FIRST_ID, await largestPostgresId() + 1) : FIRST_ID }
+  return { ...spec, url, child, onPostgres, onSqlite, cores, nextId: onPostgres ? Math.max(FIRST_ID, await largestPostgresId() + 1) : FIRST_ID }
 }
 
 // Resolves once a child's stdout, as far as it came, passes `test`; fails
@@ -316,6 +320,8 @@ interface Sample {
   answered: number
   /** The non-2xx answers by status (autocannon's runs; wrk counts them only). */
   statuses?: Record<string, number>
+  /** On SQLite, creates: the write transactions the round took, those fsynced, and their seconds (the service's /metrics). */
+  commits?: CommitCounts
 }
 
 // The kernel's clock ticks, in which /proc/<pid>/stat counts CPU time.
@@ -404,17 +410,53 @@ async function loadWithWrk (system: Running, workload: Workload, duration: numbe
 // after the generator stopped counting). Fewer would mean ids made again
 // that an earlier launch stored, answered as replays, and a table that
 // flatters: the run stops instead.
-async function load (system: Running, workload: Workload, options: { duration?: number, amount?: number } = {}): Promise<Sample> {
+// `commits`: on SQLite, the round's write transactions too (the rounds).
+async function load (system: Running, workload: Workload, options: { duration?: number, amount?: number, commits?: boolean } = {}): Promise<Sample> {
   const checked = system.onPostgres && workload.startsWith('create')
   const firstId = system.nextId
   const before = checked ? await postgresRowsFrom(firstId) : 0
+  // (Read outside the measured CPU time: each read is a request of its own.)
+  const committing = options.commits === true && system.onSqlite && system.webhook !== true && workload.startsWith('create')
+  const commitsBefore = committing ? await commitCounts(system) : undefined
   const sample = await measure(system, workload, options)
   if (checked) {
     const stored = await postgresRowsFrom(firstId) - before
     const created = sample.answered - sample.non2xx
     if (stored < created) throw new Error(`${system.name}: ${created} unique-id creates answered, but only ${stored} plants stored: some were replays of ids stored before`)
   }
+  if (commitsBefore !== undefined) {
+    const after = await commitCounts(system)
+    sample.commits = {
+      transactions: after.transactions - commitsBefore.transactions,
+      fsynced: after.fsynced - commitsBefore.fsynced,
+      seconds: after.seconds - commitsBefore.seconds,
+      wallSeconds: after.wallSeconds - commitsBefore.wallSeconds
+    }
+  }
   return sample
+}
+
+// SQLite's group commit, as the service counts it (lib/metrics.ts): its
+// write transactions, those of them fsynced (all but the webhook outbox's
+// bookkeeping alone) and the seconds they took, fsyncs included; and when
+// they were read (the window the counts are of).
+interface CommitCounts { transactions: number, fsynced: number, seconds: number, wallSeconds: number }
+async function commitCounts (system: Running): Promise<CommitCounts> {
+  const res = await fetch(`${system.url}/metrics`, { headers: { authorization: headers.authorization }, signal: AbortSignal.timeout(10_000) })
+  const text = await res.text()
+  if (!res.ok) throw new Error(`${system.name}: /metrics answered ${res.status}: ${text}`)
+  const value = (name: string) => {
+    const found = new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1]
+    if (found === undefined) throw new Error(`${system.name}: /metrics has no ${name}`)
+    return Number(found)
+  }
+  const transactions = value('plant_store_sqlite_commits_total')
+  return {
+    transactions,
+    fsynced: transactions - value('plant_store_sqlite_unsynced_commits_total'),
+    seconds: value('plant_store_sqlite_commit_duration_seconds_sum'),
+    wallSeconds: performance.now() / 1000
+  }
 }
 
 async function measure (system: Running, workload: Workload, options: { duration?: number, amount?: number }): Promise<Sample> {
@@ -617,7 +659,7 @@ try {
       // whose after-effects (PostgreSQL's background writes, GC) linger.
       for (const system of systems.toSorted(() => Math.random() - 0.5)) {
         await setTimeout(200)
-        const sample = await load(system, workload)
+        const sample = await load(system, workload, { commits: true })
         const id = `${system.key} ${workload}`
         samples.set(id, [...(samples.get(id) ?? []), sample])
         log(`round ${round}: ${system.name.padEnd(44)} ${workload.padEnd(9)} ${Math.round(sample.rps)} req/s, p99 ${sample.p99} ms, ` +
@@ -889,6 +931,27 @@ for (const system of delivering) {
     const runs = all(system.key, key).filter((s) => s.webhooks !== undefined)
     lines.push(`| ${name} | ${fmt(median(runs.map((s) => s.rps)))} | ${fmt(median(runs.map((s) => s.webhooks!.drainSeconds)), 1)} | ` +
       `${fmt(median(runs.map((s) => s.webhooks!.answered / (s.webhooks!.loadSeconds + s.webhooks!.drainSeconds))))} |`)
+  }
+}
+
+// SQLite's group commit in the rounds of durable creates (no subscriber:
+// deliveries' bookkeeping would share the counts).
+const committed = specs.filter((spec) => spec.webhook !== true && WORKLOADS.some(({ key }) => all(spec.key, key).some((s) => s.commits !== undefined)))
+if (committed.length > 0) {
+  lines.push('', '### Group commit: SQLite\'s write transactions during the durable creates', '')
+  lines.push('As the service counts them (`plant_store_sqlite_commits_total`, `plant_store_sqlite_unsynced_commits_total`, `plant_store_sqlite_commit_duration_seconds` at /metrics), read before and after each round\'s load: ' +
+    'the creates answered 2xx over the fsynced transactions (the mean number that shared a commit), and, over the seconds between the two reads, the transactions a second ' +
+    'and the share of those seconds a transaction was under way; the milliseconds one took, its inserts and fsync included. ' +
+    'While a commit is under way the main thread can serve only the requests that have arrived, and none once every connection waits on it. Medians over rounds.', '')
+  lines.push('| System | Workload | creates per fsync | transactions/s | ms per transaction | share of the time in a transaction | busy % |', '|---|---|---|---|---|---|---|')
+  for (const system of committed) {
+    for (const { key, name } of WORKLOADS) {
+      const runs = all(system.key, key).filter((s) => s.commits !== undefined)
+      if (runs.length === 0) continue
+      const c = (s: Sample) => s.commits!
+      lines.push(`| ${system.name} | ${name} | ${fmt(median(runs.map((s) => (s.answered - s.non2xx) / c(s).fsynced)), 1)} | ${fmt(median(runs.map((s) => c(s).transactions / c(s).wallSeconds)))} | ` +
+        `${fmt(median(runs.map((s) => c(s).seconds / c(s).transactions * 1000)), 2)} | ${fmt(median(runs.map((s) => c(s).seconds / c(s).wallSeconds * 100)))} % | ${fmt(median(runs.map((s) => s.busy * 100)))} |`)
+    }
   }
 }
 

@@ -80,6 +80,18 @@ t.test('npm run bench -- --smoke runs every system and writes its table', async 
     // they are a part of the kernel's.
     t.ok(memory.wakeups > 0 && memory.wakeups <= memory.kernel, `the memory store's wake-ups (${memory.wakeups} µs) are some of its kernel's ${memory.kernel} µs`)
   }
+  // SQLite's group commit, from the service's own counts: every durable
+  // system without a subscriber, and no more creates to a commit, on
+  // average, than could be in flight (1 connection: one each).
+  const commits = written.slice(written.indexOf('### Group commit'), written.indexOf('### Scale curve'))
+  t.notMatch(commits, /SQLite \+ 1 webhook subscriber/, 'no row where deliveries\' bookkeeping shares the counts')
+  for (const system of ['service, SQLite (durable)', 'service, SQLite (durable), webhooks off', 'service, SQLite (durable), a second process']) {
+    for (const [connections, most] of [[1, 1], [32, 32], [256, 256]] as const) {
+      const row = new RegExp(`^\\| ${system.replace(/[()+.]/g, '\\$&')} \\| POST /plants \\(unique ids\\), ${connections} connections? \\| ([\\d.,]+) \\| [\\d,]+ \\| [\\d.]+ \\| [\\d,]+ % \\| [\\d,]+ \\|$`, 'm').exec(commits)
+      const perFsync = Number(row?.[1]?.replace(/,/g, ''))
+      t.ok(perFsync > 0 && perFsync <= most, `${system}, ${connections} connection(s): ${row?.[1]} creates per fsync, at most ${most}`)
+    }
+  }
   // The scale curve: 1 and 2 workers on every core, with the generator's share stated.
   for (const workers of [1, 2]) {
     t.match(written, new RegExp(`^\\| SQLite \\| ${workers} \\| ${EVERY_CORE} \\| [\\d,]+ \\| [\\d.]+ \\| \\d+ % \\| \\d+ % \\|$`, 'm'), `SQLite, ${workers} worker(s)`)
