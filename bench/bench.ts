@@ -29,6 +29,7 @@ import { CATEGORIES, PERF_HZ, PERF_NODE_OPTIONS, forget, microseconds, recordPer
 import type { Category, CpuSplit } from './perf-profile.ts'
 import { allowedCores, coresOf, formatCores, onCores, pinSelf } from './cores.ts'
 import { hasCallgrind, hasPerf, hasWrk } from './tools.ts'
+import { metricSample } from './metric-sample.ts'
 
 const { values: args } = parseArgs({
   options: {
@@ -415,7 +416,8 @@ async function load (system: Running, workload: Workload, options: { duration?: 
   const checked = system.onPostgres && workload.startsWith('create')
   const firstId = system.nextId
   const before = checked ? await postgresRowsFrom(firstId) : 0
-  // (Read outside the measured CPU time: each read is a request of its own.)
+  // (Read outside the measured CPU time: each read is a request of its own.
+  // Not with a subscriber: deliveries' bookkeeping would share the counts.)
   const committing = options.commits === true && system.onSqlite && system.webhook !== true && workload.startsWith('create')
   const commitsBefore = committing ? await commitCounts(system) : undefined
   const sample = await measure(system, workload, options)
@@ -446,9 +448,9 @@ async function commitCounts (system: Running): Promise<CommitCounts> {
   const text = await res.text()
   if (!res.ok) throw new Error(`${system.name}: /metrics answered ${res.status}: ${text}`)
   const value = (name: string) => {
-    const found = new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1]
+    const found = metricSample(text, name)
     if (found === undefined) throw new Error(`${system.name}: /metrics has no ${name}`)
-    return Number(found)
+    return found
   }
   const transactions = value('plant_store_sqlite_commits_total')
   return {
@@ -934,9 +936,8 @@ for (const system of delivering) {
   }
 }
 
-// SQLite's group commit in the rounds of durable creates (no subscriber:
-// deliveries' bookkeeping would share the counts).
-const committed = specs.filter((spec) => spec.webhook !== true && WORKLOADS.some(({ key }) => all(spec.key, key).some((s) => s.commits !== undefined)))
+// SQLite's group commit in the rounds of durable creates (counted by load()).
+const committed = specs.filter((spec) => WORKLOADS.some(({ key }) => all(spec.key, key).some((s) => s.commits !== undefined)))
 if (committed.length > 0) {
   lines.push('', '### Group commit: SQLite\'s write transactions during the durable creates', '')
   lines.push('As the service counts them (`plant_store_sqlite_commits_total`, `plant_store_sqlite_unsynced_commits_total`, `plant_store_sqlite_commit_duration_seconds` at /metrics), read before and after each round\'s load: ' +

@@ -12,6 +12,7 @@ import t from 'tap'
 import type { FastifyInstance } from 'fastify'
 import { AUTH, JSON_TYPE, TOKEN, build, until } from './helper.ts'
 import { POSTGRES_SKIP, freshSchemaUrl } from './postgres.ts'
+import { metricSample } from '../bench/metric-sample.ts'
 import { receiver } from './receiver.ts'
 import plantStore, { MemoryStore } from '../lib/plugin.ts'
 
@@ -19,12 +20,6 @@ async function scrape (app: FastifyInstance, prefix = ''): Promise<string> {
   const res = await app.inject({ url: `${prefix}/metrics`, headers: AUTH })
   if (res.statusCode !== 200) throw new Error(`GET /metrics → ${res.statusCode} ${res.body}`)
   return res.body
-}
-
-/** The value of one sample (`name{labels}`), or undefined when the scrape has none. */
-function sample (text: string, series: string): number | undefined {
-  const line = text.split('\n').find((row) => row.startsWith(`${series} `))
-  return line === undefined ? undefined : Number(line.slice(series.length + 1))
 }
 
 const create = (app: FastifyInstance, id: number | string) =>
@@ -42,21 +37,21 @@ t.test('GET /metrics needs a token, and answers Prometheus text with the request
   t.equal(res.statusCode, 200)
   t.equal(res.headers['content-type'], 'text/plain; version=0.0.4; charset=utf-8')
   const text = res.body
-  t.equal(sample(text, 'plant_store_http_requests_total{operation="createPlant",method="POST",status="200"}'), 2)
-  t.equal(sample(text, 'plant_store_http_requests_total{operation="getPlant",method="GET",status="404"}'), 1)
-  t.equal(sample(text, 'plant_store_http_requests_total{operation="getMetrics",method="GET",status="401"}'), 1, 'the refused scrape')
-  t.equal(sample(text, 'plant_store_http_request_duration_seconds_count{operation="createPlant",method="POST",status="200"}'), 2)
-  t.equal(sample(text, 'plant_store_auth_failures_total'), 1)
-  t.equal(sample(text, 'plant_store_store_operation_duration_seconds_count{store="memory",operation="create"}'), 2)
-  t.equal(sample(text, 'plant_store_store_operation_duration_seconds_count{store="memory",operation="get"}'), 1)
-  t.equal(sample(text, 'plant_store_ready'), 1)
-  t.equal(sample(text, 'plant_store_overloaded'), 0)
-  t.equal(sample(text, 'plant_store_webhook_deliveries_pending'), 0)
+  t.equal(metricSample(text, 'plant_store_http_requests_total{operation="createPlant",method="POST",status="200"}'), 2)
+  t.equal(metricSample(text, 'plant_store_http_requests_total{operation="getPlant",method="GET",status="404"}'), 1)
+  t.equal(metricSample(text, 'plant_store_http_requests_total{operation="getMetrics",method="GET",status="401"}'), 1, 'the refused scrape')
+  t.equal(metricSample(text, 'plant_store_http_request_duration_seconds_count{operation="createPlant",method="POST",status="200"}'), 2)
+  t.equal(metricSample(text, 'plant_store_auth_failures_total'), 1)
+  t.equal(metricSample(text, 'plant_store_store_operation_duration_seconds_count{store="memory",operation="create"}'), 2)
+  t.equal(metricSample(text, 'plant_store_store_operation_duration_seconds_count{store="memory",operation="get"}'), 1)
+  t.equal(metricSample(text, 'plant_store_ready'), 1)
+  t.equal(metricSample(text, 'plant_store_overloaded'), 0)
+  t.equal(metricSample(text, 'plant_store_webhook_deliveries_pending'), 0)
   // Node's own, from prom-client's collectDefaultMetrics.
-  t.ok(sample(text, 'nodejs_eventloop_lag_seconds')! >= 0, 'event-loop lag')
-  t.ok(sample(text, 'nodejs_heap_size_used_bytes')! > 0, 'heap')
+  t.ok(metricSample(text, 'nodejs_eventloop_lag_seconds')! >= 0, 'event-loop lag')
+  t.ok(metricSample(text, 'nodejs_heap_size_used_bytes')! > 0, 'heap')
   t.match(text, /^# TYPE nodejs_gc_duration_seconds histogram$/m, 'GC')
-  t.ok(sample(text, 'process_cpu_user_seconds_total')! > 0, 'CPU')
+  t.ok(metricSample(text, 'process_cpu_user_seconds_total')! > 0, 'CPU')
 })
 
 t.test('requests of no operation are counted as `none`; labels come from a fixed set whatever the client sends', async (t) => {
@@ -64,8 +59,8 @@ t.test('requests of no operation are counted as `none`; labels come from a fixed
   for (let i = 0; i < 50; i++) await app.inject({ url: `/nowhere-${i}?x=${i}`, headers: { ...AUTH, 'x-request-id': `id-${i}` } })
   await app.inject({ method: 'PATCH', url: '/plants', headers: AUTH })
   const text = await scrape(app)
-  t.equal(sample(text, 'plant_store_http_requests_total{operation="none",method="GET",status="404"}'), 50, '50 paths, one series')
-  t.equal(sample(text, 'plant_store_http_requests_total{operation="none",method="PATCH",status="405"}'), 1)
+  t.equal(metricSample(text, 'plant_store_http_requests_total{operation="none",method="GET",status="404"}'), 50, '50 paths, one series')
+  t.equal(metricSample(text, 'plant_store_http_requests_total{operation="none",method="PATCH",status="405"}'), 1)
   t.notMatch(text, /nowhere|id-\d/, 'no path nor header of the client in a label')
 })
 
@@ -91,10 +86,10 @@ t.test('a host registry: the plugin\'s metrics join the host\'s, without Node\'s
   app.get('/host-metrics', async (_request, reply) => reply.type(registry.contentType).send(await registry.metrics()))
   await app.inject({ method: 'POST', url: '/api/plants', headers: { authorization: 'Bearer token', ...JSON_TYPE }, payload: '{"id":5,"name":"ivy"}' })
   const text = (await app.inject('/host-metrics')).body
-  t.equal(sample(text, 'plant_store_http_requests_total{operation="createPlant",method="POST",status="200"}'), 1)
+  t.equal(metricSample(text, 'plant_store_http_requests_total{operation="createPlant",method="POST",status="200"}'), 1)
   t.notMatch(text, /nodejs_heap_size_used_bytes/, 'the host decides on the process metrics')
   const own = await app.inject({ url: '/api/metrics', headers: { authorization: 'Bearer token' } })
-  t.equal(sample(own.body, 'plant_store_http_requests_total{operation="createPlant",method="POST",status="200"}'), 1, 'the plugin serves the same registry')
+  t.equal(metricSample(own.body, 'plant_store_http_requests_total{operation="createPlant",method="POST",status="200"}'), 1, 'the plugin serves the same registry')
   await app.close()
   t.notMatch(await registry.metrics(), /plant_store_/, 'closed: its metrics are taken out')
 })
@@ -108,7 +103,7 @@ t.test('an OpenMetrics host registry: the plugin\'s counters leave with it, and 
     await app.inject({ method: 'POST', url: '/plants', headers: { authorization: 'Bearer token', ...JSON_TYPE }, payload: '{"id":5,"name":"ivy"}' })
     // (Rendering is what renames the counters.)
     const text = await registry.metrics()
-    t.equal(sample(text, 'plant_store_http_requests_total{operation="createPlant",method="POST",status="200"}'), 1, `round ${round}: counted`)
+    t.equal(metricSample(text, 'plant_store_http_requests_total{operation="createPlant",method="POST",status="200"}'), 1, `round ${round}: counted`)
     await app.close()
     t.notMatch(await registry.metrics(), /plant_store_/, `round ${round}: closed, its metrics are taken out`)
   }
@@ -118,9 +113,9 @@ t.test('failed authentications and 429s are counted', async (t) => {
   const app = await build(t, { authFailureLimit: { max: 2, timeWindow: 60_000 } })
   for (let i = 0; i < 4; i++) await app.inject({ url: '/plants', headers: { authorization: 'Bearer wrong' } })
   const text = await scrape(app)
-  t.equal(sample(text, 'plant_store_auth_failures_total'), 2)
-  t.equal(sample(text, 'plant_store_auth_throttled_total'), 2)
-  t.equal(sample(text, 'plant_store_http_requests_total{operation="listPlants",method="GET",status="429"}'), 2)
+  t.equal(metricSample(text, 'plant_store_auth_failures_total'), 2)
+  t.equal(metricSample(text, 'plant_store_auth_throttled_total'), 2)
+  t.equal(metricSample(text, 'plant_store_http_requests_total{operation="listPlants",method="GET",status="429"}'), 2)
 })
 
 t.test('overloaded: the API answers 503, metrics still answer and say so', async (t) => {
@@ -130,8 +125,8 @@ t.test('overloaded: the API answers 503, metrics still answer and say so', async
   await new Promise((resolve) => setTimeout(resolve, 100))
   t.equal((await app.inject({ url: '/plants', headers: AUTH })).statusCode, 503)
   const text = await scrape(app)
-  t.equal(sample(text, 'plant_store_overloaded'), 1)
-  t.equal(sample(text, 'plant_store_ready'), 0)
+  t.equal(metricSample(text, 'plant_store_overloaded'), 1)
+  t.equal(metricSample(text, 'plant_store_ready'), 0)
 })
 
 t.test('SQLite: commits, writes per commit and commit time', async (t) => {
@@ -141,13 +136,13 @@ t.test('SQLite: commits, writes per commit and commit time', async (t) => {
   t.same(answers.map((res) => res.statusCode), Array(20).fill(200))
   t.equal((await app.inject({ url: '/plants?limit=5', headers: AUTH })).statusCode, 200)
   const text = await scrape(app)
-  const commits = sample(text, 'plant_store_sqlite_commits_total')!
+  const commits = metricSample(text, 'plant_store_sqlite_commits_total')!
   t.ok(commits >= 1 && commits <= 20, `${commits} commits for 20 creates`)
-  t.equal(sample(text, 'plant_store_sqlite_commit_writes_sum'), 20, 'every write in some commit')
-  t.equal(sample(text, 'plant_store_sqlite_commit_duration_seconds_count'), commits)
-  t.equal(sample(text, 'plant_store_sqlite_unsynced_commits_total'), 0, 'every commit of creates waited for the disk')
-  t.equal(sample(text, 'plant_store_store_operation_duration_seconds_count{store="sqlite",operation="create"}'), 20)
-  t.equal(sample(text, 'plant_store_store_operation_duration_seconds_count{store="sqlite",operation="list"}'), 1, 'a page written as JSON is a list')
+  t.equal(metricSample(text, 'plant_store_sqlite_commit_writes_sum'), 20, 'every write in some commit')
+  t.equal(metricSample(text, 'plant_store_sqlite_commit_duration_seconds_count'), commits)
+  t.equal(metricSample(text, 'plant_store_sqlite_unsynced_commits_total'), 0, 'every commit of creates waited for the disk')
+  t.equal(metricSample(text, 'plant_store_store_operation_duration_seconds_count{store="sqlite",operation="create"}'), 20)
+  t.equal(metricSample(text, 'plant_store_store_operation_duration_seconds_count{store="sqlite",operation="list"}'), 1, 'a page written as JSON is a list')
   t.notMatch(text, /operation="listJson"/)
 })
 
@@ -155,11 +150,11 @@ t.test('PostgreSQL: the pool\'s connections and waiting queries', { skip: POSTGR
   const app = await build(t, { database: await freshSchemaUrl(t), poolSize: 3 })
   await Promise.all(Array.from({ length: 10 }, (_, i) => app.inject({ url: `/plants/${i}`, headers: AUTH })))
   const text = await scrape(app)
-  const total = sample(text, 'plant_store_postgres_pool_connections{state="total"}')!
+  const total = metricSample(text, 'plant_store_postgres_pool_connections{state="total"}')!
   t.ok(total >= 1 && total <= 3, `${total} connections, at most the pool size`)
-  t.ok(sample(text, 'plant_store_postgres_pool_connections{state="idle"}')! <= total)
-  t.equal(sample(text, 'plant_store_postgres_pool_waiting'), 0)
-  t.equal(sample(text, 'plant_store_store_operation_duration_seconds_count{store="postgres",operation="get"}'), 10)
+  t.ok(metricSample(text, 'plant_store_postgres_pool_connections{state="idle"}')! <= total)
+  t.equal(metricSample(text, 'plant_store_postgres_pool_waiting'), 0)
+  t.equal(metricSample(text, 'plant_store_store_operation_duration_seconds_count{store="postgres",operation="get"}'), 10)
 })
 
 t.test('webhooks: attempts by outcome, the pending count and the age of the oldest', async (t) => {
@@ -172,18 +167,18 @@ t.test('webhooks: attempts by outcome, the pending count and the age of the olde
   let text = ''
   await until(async () => {
     text = await scrape(app)
-    return sample(text, 'plant_store_webhook_attempts_total{outcome="retry"}') === 1
+    return metricSample(text, 'plant_store_webhook_attempts_total{outcome="retry"}') === 1
   }, 'the failed attempt is counted')
-  t.equal(sample(text, 'plant_store_webhook_deliveries_pending'), 1, 'waiting for its retry in a minute')
+  t.equal(metricSample(text, 'plant_store_webhook_deliveries_pending'), 1, 'waiting for its retry in a minute')
   await new Promise((resolve) => setTimeout(resolve, 1100))
   text = await scrape(app)
-  t.ok(sample(text, 'plant_store_webhook_oldest_pending_age_seconds')! >= 1, 'a second old at least')
+  t.ok(metricSample(text, 'plant_store_webhook_oldest_pending_age_seconds')! >= 1, 'a second old at least')
 
   const ok = await receiver(t, 204)
   await app.inject({ method: 'POST', url: '/webhooks', headers: AUTH, payload: { url: ok.url } })
   t.equal((await create(app, 8)).statusCode, 200)
   await ok.waitFor(1)
-  await until(async () => sample(await scrape(app), 'plant_store_webhook_attempts_total{outcome="delivered"}') === 1, 'the delivery is counted')
+  await until(async () => metricSample(await scrape(app), 'plant_store_webhook_attempts_total{outcome="delivered"}') === 1, 'the delivery is counted')
 })
 
 t.test('Node\'s process metrics are collected once per process, however many instances keep registries of their own', async (t) => {
@@ -217,9 +212,9 @@ t.test('the webhook backlog: read once for a burst of scrapes; a database that d
   const started = Date.now()
   const text = await scrape(app)
   t.ok(Date.now() - started < 3000, `answered in ${Date.now() - started} ms`)
-  t.equal(sample(text, 'plant_store_webhook_backlog_errors_total'), 1)
-  t.equal(sample(text, 'plant_store_webhook_deliveries_pending'), 0, 'the last value stands')
-  t.equal(sample(text, 'plant_store_ready'), 1, 'the rest answers')
+  t.equal(metricSample(text, 'plant_store_webhook_backlog_errors_total'), 1)
+  t.equal(metricSample(text, 'plant_store_webhook_deliveries_pending'), 0, 'the last value stands')
+  t.equal(metricSample(text, 'plant_store_ready'), 1, 'the rest answers')
 })
 
 t.test('the request-path series render exactly as prom-client\'s own metrics, and add up across workers the same way', async (t) => {
@@ -261,9 +256,9 @@ t.test('a host\'s registry reset zeroes the plugin\'s series, which go on counti
   registry.resetMetrics()
   await create(app, 3)
   const text = await registry.metrics()
-  t.equal(sample(text, 'plant_store_http_requests_total{operation="createPlant",method="POST",status="200"}'), 1, 'requests since the reset')
-  t.equal(sample(text, 'plant_store_http_request_duration_seconds_count{operation="createPlant",method="POST",status="200"}'), 1, 'durations since the reset')
-  t.equal(sample(text, 'plant_store_store_operation_duration_seconds_count{store="memory",operation="create"}'), 1, 'store operations since the reset')
+  t.equal(metricSample(text, 'plant_store_http_requests_total{operation="createPlant",method="POST",status="200"}'), 1, 'requests since the reset')
+  t.equal(metricSample(text, 'plant_store_http_request_duration_seconds_count{operation="createPlant",method="POST",status="200"}'), 1, 'durations since the reset')
+  t.equal(metricSample(text, 'plant_store_store_operation_duration_seconds_count{store="memory",operation="create"}'), 1, 'store operations since the reset')
 })
 
 t.test('two stores instrumented by one metrics instance keep their own series; a rejection reaches the caller', async (t) => {
@@ -276,8 +271,8 @@ t.test('two stores instrumented by one metrics instance keep their own series; a
   await t.rejects(second.get(1n), /store failed/)
   await t.rejects(second.get(2n), /store failed/)
   const text = await metrics.registry.metrics()
-  t.equal(sample(text, 'plant_store_store_operation_duration_seconds_count{store="first",operation="get"}'), 1)
-  t.equal(sample(text, 'plant_store_store_operation_duration_seconds_count{store="second",operation="get"}'), 2, 'failed operations are timed too')
+  t.equal(metricSample(text, 'plant_store_store_operation_duration_seconds_count{store="first",operation="get"}'), 1)
+  t.equal(metricSample(text, 'plant_store_store_operation_duration_seconds_count{store="second",operation="get"}'), 2, 'failed operations are timed too')
   metrics.close()
 })
 
@@ -301,5 +296,5 @@ t.test('an answer whose client left before it was ready is not counted', async (
   const answered = await app.inject({ url: '/plants/51', headers: AUTH })
   t.equal(answered.statusCode, 404)
   const text = await scrape(app)
-  t.equal(sample(text, 'plant_store_http_requests_total{operation="getPlant",method="GET",status="404"}'), 1, 'only the request whose client stayed')
+  t.equal(metricSample(text, 'plant_store_http_requests_total{operation="getPlant",method="GET",status="404"}'), 1, 'only the request whose client stayed')
 })

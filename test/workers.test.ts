@@ -9,6 +9,7 @@ import { join } from 'node:path'
 import { setTimeout } from 'node:timers/promises'
 import t from 'tap'
 import type { Test } from 'tap'
+import { metricSample } from '../bench/metric-sample.ts'
 import { until } from './helper.ts'
 import { POSTGRES_SKIP, freshSchemaUrl } from './postgres.ts'
 import { alive, children } from './processes.ts'
@@ -20,8 +21,7 @@ const AUTH = { authorization: `Bearer ${TOKEN}` }
 
 async function metric (server: Running, series: string): Promise<number | undefined> {
   const text = await fetch(`${server.url}/metrics`, { headers: AUTH }).then((res) => res.text(), () => '')
-  const line = text.split('\n').find((row) => row.startsWith(`${series} `))
-  return line === undefined ? undefined : Number(line.slice(series.length + 1))
+  return metricSample(text, series)
 }
 
 /** Started, with every one of its `workers` workers ready. */
