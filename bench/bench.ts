@@ -8,7 +8,7 @@
 // and perf's samples of each system by symbol)
 // Where valgrind is installed, the instructions per create of the CPU-bound
 // systems are counted too (callgrind), a figure the machine's speed does
-// not move; where perf is, their CPU per create is split into the kernel's,
+// not move, and of the durable service with webhooks on and off; where perf is, their CPU per create is split into the kernel's,
 // Node's own and their JavaScript's (bench/perf-profile.ts).
 import { execFileSync, spawn } from 'node:child_process'
 import type { ChildProcess } from 'node:child_process'
@@ -105,8 +105,8 @@ interface Running extends SystemSpec {
   nextId: number
   /** On the bench's PostgreSQL schema, which outlives a launch. */
   onPostgres: boolean
-  /** The service on a SQLite file: its /metrics count its commits. */
-  onSqlite: boolean
+  /** The service's SQLite file, if on one: its /metrics count its commits. */
+  sqliteFile?: string
   /** The subscribed receiver's URL, where it counts what it received. */
   receiverUrl?: string
   /** The cores Linux gave it, as it says. */
@@ -171,17 +171,19 @@ async function launch (spec: SystemSpec, extraEnv: Record<string, string> = {}):
     if (ready) break
     await setTimeout(50)
   }
-  // PostgreSQL's schema is kept from one launch to the next (the scale
-  // curve, the perf split): creates start past the ids it holds, or its
-  // unique-id creates would be replays of earlier ones.
+  // A store can outlive a launch (PostgreSQL's schema, a SQLite file used
+  // again): creates start past the ids it holds, or its unique-id creates
+  // would be replays of earlier ones.
   const database = extraEnv.DATABASE_URL ?? spec.env?.DATABASE_URL
   const onPostgres = database === pgUrl
-  const onSqlite = spec.script === SERVICE && database?.startsWith('file:') === true
+  const sqliteFile = spec.script === SERVICE && database?.startsWith('file:') === true ? database.slice('file:'.length) : undefined
   // Where it runs, as Linux says: the table states it, and a server not
   // where the bench meant it to be would make every figure of it wrong.
   const cores = coresOf(child.pid!) ?? 'unknown'
   if (pinned && cores !== formatCores(where)) throw new Error(`${spec.name} runs on cores ${cores}, not ${formatCores(where)}`)
-  return { ...spec, url, child, onPostgres, onSqlite, cores, nextId: onPostgres ? Math.max(FIRST_ID, await largestPostgresId() + 1) : FIRST_ID }
+  const running: Running = { ...spec, url, child, onPostgres, sqliteFile, cores, nextId: FIRST_ID }
+  if (onPostgres || sqliteFile !== undefined) running.nextId = Math.max(FIRST_ID, (await stored(running)).largest + 1)
+  return running
 }
 
 // Resolves once a child's stdout, as far as it came, passes `test`; fails
@@ -406,25 +408,25 @@ async function loadWithWrk (system: Running, workload: Workload, duration: numbe
   }
 }
 
-// A load, and on PostgreSQL a check that its unique-id creates were
+// A load, and on a database a check that its unique-id creates were
 // creates: a new row for every one answered (more when some were answered
 // after the generator stopped counting). Fewer would mean ids made again
 // that an earlier launch stored, answered as replays, and a table that
 // flatters: the run stops instead.
 // `commits`: on SQLite, the round's write transactions too (the rounds).
 async function load (system: Running, workload: Workload, options: { duration?: number, amount?: number, commits?: boolean } = {}): Promise<Sample> {
-  const checked = system.onPostgres && workload.startsWith('create')
+  const checked = (system.onPostgres || system.sqliteFile !== undefined) && workload.startsWith('create')
   const firstId = system.nextId
-  const before = checked ? await postgresRowsFrom(firstId) : 0
+  const before = checked ? (await stored(system, firstId)).from : 0
   // (Read outside the measured CPU time: each read is a request of its own.
   // Not with a subscriber: deliveries' bookkeeping would share the counts.)
-  const committing = options.commits === true && system.onSqlite && system.webhook !== true && workload.startsWith('create')
+  const committing = options.commits === true && system.sqliteFile !== undefined && system.webhook !== true && workload.startsWith('create')
   const commitsBefore = committing ? await commitCounts(system) : undefined
   const sample = await measure(system, workload, options)
   if (checked) {
-    const stored = await postgresRowsFrom(firstId) - before
+    const added = (await stored(system, firstId)).from - before
     const created = sample.answered - sample.non2xx
-    if (stored < created) throw new Error(`${system.name}: ${created} unique-id creates answered, but only ${stored} plants stored: some were replays of ids stored before`)
+    if (added < created) throw new Error(`${system.name}: ${created} unique-id creates answered, but only ${added} plants stored: some were replays of ids stored before`)
   }
   if (commitsBefore !== undefined) {
     const after = await commitCounts(system)
@@ -553,15 +555,30 @@ async function postgresBenchUrl (): Promise<string | undefined> {
 }
 
 // Plants in the bench's PostgreSQL schema with ids from `first` on.
-async function postgresRowsFrom (first: number): Promise<number> {
-  const { rows } = await withPostgres(pgUrl!, (client) => client.query<{ stored: string }>('SELECT count(*)::text AS stored FROM plants WHERE id >= $1', [first]))
-  return Number(rows[0]!.stored)
+// For a system on a SQLite file, a fresh file of its own (`purpose`), so
+// that a launch after the rounds starts as they did, on an empty store.
+function emptyFile (spec: SystemSpec, purpose: string): Record<string, string> {
+  return spec.env?.DATABASE_URL?.startsWith('file:') === true ? { DATABASE_URL: `file:${join(scratch, `${purpose}-${spec.key}.db`)}` } : {}
 }
 
-// The largest plant id in the bench's PostgreSQL schema (0 when empty).
-async function largestPostgresId (): Promise<number> {
-  const { rows } = await withPostgres(pgUrl!, (client) => client.query<{ largest: string }>('SELECT coalesce(max(id), 0)::text AS largest FROM plants'))
-  return Number(rows[0]!.largest)
+// What a system's database holds: its plants with ids from `first` on, and
+// its largest id (0 when empty). (SQLite's file is read beside the service,
+// as WAL lets a reader.)
+// (Each an index range: the ids past `first` are a launch's.)
+const storedSql = (first: string) => `SELECT (SELECT count(*) FROM plants WHERE id >= ${first}) AS "from", (SELECT coalesce(max(id), 0) FROM plants) AS largest`
+async function stored (system: Running, first = FIRST_ID): Promise<{ from: number, largest: number }> {
+  if (system.sqliteFile !== undefined) {
+    const db = new DatabaseSync(system.sqliteFile, { readOnly: true })
+    try {
+      const row = db.prepare(storedSql('?')).get(first) as { from: number, largest: number }
+      return { from: Number(row.from), largest: Number(row.largest) }
+    } finally {
+      db.close()
+    }
+  }
+  // (int8 and count arrive as text.)
+  const { rows } = await withPostgres(pgUrl!, (client) => client.query<{ from: string, largest: string }>(storedSql('$1'), [first]))
+  return { from: Number(rows[0]!.from), largest: Number(rows[0]!.largest) }
 }
 
 // --- the run ---------------------------------------------------------------
@@ -713,7 +730,7 @@ for (const { store, env } of scaleSpecs) {
 // Fastify's, for scale: Node's defaults, keeping its plants in a Map.
 const memory: Record<string, number> = {}
 for (const spec of specs.filter((s) => s.key === 'memory' || s.key === 'sqlite' || s.key === 'fastify')) {
-  const system = await launch(spec, spec.key === 'sqlite' ? { DATABASE_URL: `file:${join(scratch, 'memory-check.db')}` } : {})
+  const system = await launch(spec, emptyFile(spec, 'memory-check'))
   try {
     await load(system, 'create', { amount: preset.memoryCreates })
     memory[spec.key] = await rssMb(system.child.pid!)
@@ -736,23 +753,31 @@ const instructions: Record<string, { all: number, main: number }> = {}
 const uncounted: string[] = []
 const hasValgrind = hasCallgrind()
 const counting = ['fastify', 'http', 'memory', 'express'].filter((key) => !args.smoke || key === 'fastify' || key === 'memory')
+// And the durable service with webhooks on (nobody subscribed) and off, at
+// 1 connection: every create a commit of its own, so that the two counts
+// differ by what webhooks cost a create when nobody subscribes and by
+// nothing else (at 32 connections, by how creates happened to batch). The
+// issue's "within 3 %" is finer than the rounds' creates/s can resolve
+// (the A/A control's spread). (The fsync is the kernel's: not counted.)
+const countedOneByOne = ['sqlite', 'sqlite-nowebhooks']
 if (!hasValgrind) log('bench: valgrind (callgrind) not installed; no instruction counts')
 if (args.profiles) await mkdir(args.profiles, { recursive: true })
-for (const spec of hasValgrind ? specs.filter((s) => counting.includes(s.key)) : []) {
+for (const spec of hasValgrind ? specs.filter((s) => counting.includes(s.key) || countedOneByOne.includes(s.key)) : []) {
+  const counted: Workload = countedOneByOne.includes(spec.key) ? 'create1' : 'create'
   const out = join(scratch, `callgrind-${spec.key}`)
   // The service's overload check runs as by default, but its event-loop
   // limit is out of reach: valgrind slows the process many times over, and
   // its pauses are no overload of the service's own (503s, seen on a slow
   // machine).
   const system = await launch({ ...spec, wrap: ['valgrind', '--tool=callgrind', '--instr-atstart=no', '--smc-check=all-non-file', '--separate-threads=yes', `--callgrind-out-file=${out}`] },
-    spec.script === SERVICE ? { MAX_EVENT_LOOP_DELAY: String(10 * 60_000) } : {})
+    spec.script === SERVICE ? { MAX_EVENT_LOOP_DELAY: String(10 * 60_000), ...emptyFile(spec, 'callgrind') } : {})
   const control = (...argv: string[]) => execFileSync('callgrind_control', [...argv, String(system.child.pid)], { stdio: 'ignore' })
   try {
     await load(system, 'create', { amount: preset.instructions.warm })
     control('-i', 'on')
-    await load(system, 'create', { amount: 100 })
+    await load(system, counted, { amount: 100 })
     control('-z')
-    const { answered, non2xx, errors, statuses } = await load(system, 'create', { amount: preset.instructions.counted })
+    const { answered, non2xx, errors, statuses } = await load(system, counted, { amount: preset.instructions.counted })
     control('-d')
     // (A count with failed requests in it would be of other work: none is
     // reported for that system, and the run goes on to write its table.)
@@ -791,8 +816,7 @@ if (!havePerf) log('bench: perf not installed (or not allowed to sample); no CPU
 // disk or a database is no CPU: their split shows the rest.)
 const splitting = [...counting, 'sqlite', ...(args.smoke ? [] : ['sqlite-webhook', 'postgres'])]
 for (const spec of havePerf ? specs.filter((s) => splitting.includes(s.key)) : []) {
-  const fresh: Record<string, string> = spec.env?.DATABASE_URL?.startsWith('file:') ? { DATABASE_URL: `file:${join(scratch, `perf-${spec.key}.db`)}` } : {}
-  const system = await launch(spec, { NODE_OPTIONS: PERF_NODE_OPTIONS, ...fresh })
+  const system = await launch(spec, { NODE_OPTIONS: PERF_NODE_OPTIONS, ...emptyFile(spec, 'perf') })
   const data = join(scratch, `perf-${spec.key}.data`)
   try {
     if (spec.webhook) await subscribeReceiver(system)
@@ -905,6 +929,11 @@ at('sqlite', 'list', 'GET /plants?limit=100 on SQLite ≥ 0.50 × bare Fastify',
 at('postgres', 'create', 'PostgreSQL creates/s ≥ 0.60 × bare Fastify', 0.6)
 // The issue's "within 3 %": creates/s with webhooks on and nobody subscribed, over webhooks off.
 at('sqlite', 'create', 'durable creates/s, webhooks on with no subscriber, within 3 % of webhooks off', 0.97, 'sqlite-nowebhooks')
+// The same, in instructions (above): what the rounds cannot resolve.
+if (instructions.sqlite !== undefined && instructions['sqlite-nowebhooks'] !== undefined) {
+  const value = instructions.sqlite.all / instructions['sqlite-nowebhooks'].all
+  target('instructions per durable create (1 connection), webhooks on with no subscriber, within 3 % of webhooks off', value, `${fmt(value, 3)} ×`, value <= 1.03)
+}
 at('sqlite-webhook', 'create', 'durable creates/s with 1 webhook subscriber ≥ 0.80 × without', 0.8, 'sqlite')
 if (has('sqlite', 'fastify')) {
   const p99 = ratio('sqlite', 'create', (s) => s.p99)
@@ -966,7 +995,8 @@ if (scale.length > 0) {
   }
 }
 
-if (Object.keys(instructions).length > 0 || uncounted.length > 0) {
+const countedTogether = specs.filter((s) => instructions[s.key] !== undefined && !countedOneByOne.includes(s.key))
+if (countedTogether.length > 0) {
   lines.push('', `### Instructions per create, counted by callgrind: POST /plants (unique ids), ${CONNECTIONS} connections`, '')
   lines.push(`Each system under valgrind's callgrind, after ${fmt(preset.instructions.warm)} creates that warm its JIT up: the instructions its threads ran ` +
     `in user space over the next ${fmt(preset.instructions.counted)} creates, per create. The kernel's network work and what cache misses cost are not in it, ` +
@@ -976,12 +1006,25 @@ if (Object.keys(instructions).length > 0 || uncounted.length > 0) {
     'The main thread\'s own count is given apart.', '')
   lines.push('| System | instructions per create, all threads | × bare Fastify | main thread | main thread, × bare Fastify |', '|---|---|---|---|---|')
   const base = instructions.fastify
-  for (const spec of specs.filter((s) => instructions[s.key] !== undefined)) {
+  for (const spec of countedTogether) {
     const { all, main } = instructions[spec.key]!
     lines.push(`| ${spec.name} | ${fmt(all)} | ${fmt(all / (base?.all ?? Number.NaN), 2)} | ${fmt(main)} | ${fmt(main / (base?.main ?? Number.NaN), 2)} |`)
   }
-  if (uncounted.length > 0) lines.push('', `No count, as requests failed while counting: ${uncounted.join('; ')}.`)
 }
+const countedAlone = specs.filter((s) => instructions[s.key] !== undefined && countedOneByOne.includes(s.key))
+if (countedAlone.length > 0) {
+  const off = instructions['sqlite-nowebhooks']
+  lines.push('', '### Instructions per durable create, counted by callgrind: POST /plants (unique ids), 1 connection', '')
+  lines.push('The same count, of the durable SQLite service with webhooks on (nobody subscribed) and off, at 1 connection, where each create is a commit of its own: ' +
+    'the two differ by what webhooks cost a create when nobody subscribes (the check for subscribers in each create\'s transaction, the dispatcher\'s poll), ' +
+    'not by how creates batched. The fsync is the kernel\'s: not in the count.', '')
+  lines.push('| System | instructions per create, all threads | × webhooks off | main thread | main thread, × webhooks off |', '|---|---|---|---|---|')
+  for (const spec of countedAlone) {
+    const { all, main } = instructions[spec.key]!
+    lines.push(`| ${spec.name} | ${fmt(all)} | ${fmt(all / (off?.all ?? Number.NaN), 3)} | ${fmt(main)} | ${fmt(main / (off?.main ?? Number.NaN), 3)} |`)
+  }
+}
+if (uncounted.length > 0) lines.push('', `No instruction count, as requests failed while counting: ${uncounted.join('; ')}.`)
 
 if (Object.keys(sampled).length > 0) {
   lines.push('', `### Where a create's CPU goes, sampled by perf: POST /plants (unique ids), ${CONNECTIONS} connections`, '')

@@ -15,13 +15,13 @@ import { hasCallgrind, hasPerf, hasWrk } from '../bench/tools.ts'
 const EVERY_CORE = process.platform === 'linux' ? formatCores(allowedCores()) : 'unknown'
 
 // Nine servers start, are seeded and loaded briefly, four more for the
-// scale curve, two under valgrind and three sampled by perf: more than tap's default.
-t.setTimeout(660_000)
+// scale curve, four under valgrind and three sampled by perf: more than tap's default.
+t.setTimeout(780_000)
 
 t.test('npm run bench -- --smoke runs every system and writes its table', async (t) => {
   const out = join(t.testdir(), 'results.md')
   const bench = fileURLToPath(new URL('../bench/bench.ts', import.meta.url))
-  const { stdout, stderr } = await promisify(execFile)(process.execPath, [bench, '--smoke', '--out', out], { timeout: 620_000 })
+  const { stdout, stderr } = await promisify(execFile)(process.execPath, [bench, '--smoke', '--out', out], { timeout: 740_000 })
   const written = await readFile(out, 'utf8')
   t.equal(stdout, written, 'the table printed is the table written')
   // wrk where it is installed, autocannon from npm otherwise.
@@ -52,6 +52,12 @@ t.test('npm run bench -- --smoke runs every system and writes its table', async 
     for (const system of ['service, memory store', 'baseline: bare Fastify \\+ Map']) {
       t.match(written, new RegExp(`^\\| ${system} \\| [\\d,]+ \\| [\\d.]+ \\| [\\d,]+ \\| [\\d.]+ \\|$`, 'm'), `${system}: instructions per create, all threads and the main thread`)
     }
+    // The durable service with webhooks on and off, one create at a time,
+    // in a table of its own, over webhooks off; and the target that reads it.
+    const alone = written.slice(written.indexOf('### Instructions per durable create'))
+    t.match(alone, /^\| service, SQLite \(durable\) \| [\d,]+ \| \d\.\d{3} \| [\d,]+ \| \d\.\d{3} \|$/m, 'webhooks on: instructions per create, over webhooks off')
+    t.match(alone, /^\| service, SQLite \(durable\), webhooks off \| [\d,]+ \| 1\.000 \| [\d,]+ \| 1\.000 \|$/m, 'webhooks off, the base')
+    t.match(written, /^\| instructions per durable create \(1 connection\), webhooks on with no subscriber, within 3 % of webhooks off \| \d\.\d{3} × \| (yes|\*\*no\*\*) \|$/m, 'the target in instructions')
   }
   // Where a create's CPU goes, where perf may sample (smoke: three
   // systems): by thread (main, SQLite writer, the rest), the split's seven
