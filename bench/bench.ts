@@ -8,8 +8,9 @@
 // and perf's samples of each system by symbol)
 // Where valgrind is installed, the instructions per create of the CPU-bound
 // systems are counted too (callgrind), a figure the machine's speed does
-// not move, and of the durable service with webhooks on and off; where perf is, their CPU per create is split into the kernel's,
-// Node's own and their JavaScript's (bench/perf-profile.ts).
+// not move, and those of the durable service with webhooks on and off;
+// where perf is, their CPU per create is split into the kernel's, Node's
+// own and their JavaScript's (bench/perf-profile.ts).
 import { execFileSync, spawn } from 'node:child_process'
 import type { ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
@@ -554,17 +555,15 @@ async function postgresBenchUrl (): Promise<string | undefined> {
   }).catch(() => undefined)
 }
 
-// Plants in the bench's PostgreSQL schema with ids from `first` on.
 // For a system on a SQLite file, a fresh file of its own (`purpose`), so
 // that a launch after the rounds starts as they did, on an empty store.
 function emptyFile (spec: SystemSpec, purpose: string): Record<string, string> {
   return spec.env?.DATABASE_URL?.startsWith('file:') === true ? { DATABASE_URL: `file:${join(scratch, `${purpose}-${spec.key}.db`)}` } : {}
 }
 
-// What a system's database holds: its plants with ids from `first` on, and
-// its largest id (0 when empty). (SQLite's file is read beside the service,
-// as WAL lets a reader.)
-// (Each an index range: the ids past `first` are a launch's.)
+// What a system's database holds: its plants with ids from `first` on (an
+// index range: a launch's ids), and its largest id (0 when empty).
+// (SQLite's file is read beside the service, as WAL lets a reader.)
 const storedSql = (first: string) => `SELECT (SELECT count(*) FROM plants WHERE id >= ${first}) AS "from", (SELECT coalesce(max(id), 0) FROM plants) AS largest`
 async function stored (system: Running, first = FIRST_ID): Promise<{ from: number, largest: number }> {
   if (system.sqliteFile !== undefined) {
