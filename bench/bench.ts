@@ -758,6 +758,10 @@ const counting = ['fastify', 'http', 'memory', 'express'].filter((key) => !args.
 // nothing else (at 32 connections, by how creates happened to batch). The
 // issue's "within 3 %" is finer than the rounds' creates/s can resolve
 // (the A/A control's spread). (The fsync is the kernel's: not counted.)
+// Nor can this count: one launch's moved by some 5 % from the next's, and
+// the ratio of a pair from 0.969 to 1.062 in five runs (2026-11-30), the
+// median of three launches each no steadier: the table gives it, as what
+// webhooks cost is near zero, but no target reads it.
 const countedOneByOne = ['sqlite', 'sqlite-nowebhooks']
 if (!hasValgrind) log('bench: valgrind (callgrind) not installed; no instruction counts')
 if (args.profiles) await mkdir(args.profiles, { recursive: true })
@@ -928,11 +932,6 @@ at('sqlite', 'list', 'GET /plants?limit=100 on SQLite ≥ 0.50 × bare Fastify',
 at('postgres', 'create', 'PostgreSQL creates/s ≥ 0.60 × bare Fastify', 0.6)
 // The issue's "within 3 %": creates/s with webhooks on and nobody subscribed, over webhooks off.
 at('sqlite', 'create', 'durable creates/s, webhooks on with no subscriber, within 3 % of webhooks off', 0.97, 'sqlite-nowebhooks')
-// The same, in instructions (above): what the rounds cannot resolve.
-if (instructions.sqlite !== undefined && instructions['sqlite-nowebhooks'] !== undefined) {
-  const value = instructions.sqlite.all / instructions['sqlite-nowebhooks'].all
-  target('instructions per durable create (1 connection), webhooks on with no subscriber, within 3 % of webhooks off', value, `${fmt(value, 3)} ×`, value <= 1.03)
-}
 at('sqlite-webhook', 'create', 'durable creates/s with 1 webhook subscriber ≥ 0.80 × without', 0.8, 'sqlite')
 if (has('sqlite', 'fastify')) {
   const p99 = ratio('sqlite', 'create', (s) => s.p99)
@@ -1016,7 +1015,8 @@ if (countedAlone.length > 0) {
   lines.push('', '### Instructions per durable create, counted by callgrind: POST /plants (unique ids), 1 connection', '')
   lines.push('The same count, of the durable SQLite service with webhooks on (nobody subscribed) and off, at 1 connection, where each create is a commit of its own: ' +
     'the two differ by what webhooks cost a create when nobody subscribes (the check for subscribers in each create\'s transaction, the dispatcher\'s poll), ' +
-    'not by how creates batched. The fsync is the kernel\'s: not in the count.', '')
+    'not by how creates batched. The fsync is the kernel\'s: not in the count. One launch\'s count moves by some 5 % from the next\'s (a window of creates ' +
+    'holds a collection or a recompile or not), more than the target\'s 3 %: no target reads this table.', '')
   lines.push('| System | instructions per create, all threads | × webhooks off | main thread | main thread, × webhooks off |', '|---|---|---|---|---|')
   for (const spec of countedAlone) {
     const { all, main } = instructions[spec.key]!

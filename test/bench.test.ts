@@ -53,11 +53,11 @@ t.test('npm run bench -- --smoke runs every system and writes its table', async 
       t.match(written, new RegExp(`^\\| ${system} \\| [\\d,]+ \\| [\\d.]+ \\| [\\d,]+ \\| [\\d.]+ \\|$`, 'm'), `${system}: instructions per create, all threads and the main thread`)
     }
     // The durable service with webhooks on and off, one create at a time,
-    // in a table of its own, over webhooks off; and the target that reads it.
+    // in a table of its own, over webhooks off (too unsteady for a target).
     const alone = written.slice(written.indexOf('### Instructions per durable create'))
     t.match(alone, /^\| service, SQLite \(durable\) \| [\d,]+ \| \d\.\d{3} \| [\d,]+ \| \d\.\d{3} \|$/m, 'webhooks on: instructions per create, over webhooks off')
     t.match(alone, /^\| service, SQLite \(durable\), webhooks off \| [\d,]+ \| 1\.000 \| [\d,]+ \| 1\.000 \|$/m, 'webhooks off, the base')
-    t.match(written, /^\| instructions per durable create \(1 connection\), webhooks on with no subscriber, within 3 % of webhooks off \| \d\.\d{3} × \| (yes|\*\*no\*\*) \|$/m, 'the target in instructions')
+    t.notMatch(written, /^\| instructions per durable create/m, 'no target reads it')
   }
   // Where a create's CPU goes, where perf may sample (smoke: three
   // systems): by thread (main, SQLite writer, the rest), the split's seven
