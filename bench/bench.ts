@@ -31,6 +31,7 @@ import type { Category, CpuSplit } from './perf-profile.ts'
 import { allowedCores, coresOf, formatCores, onCores, pinSelf } from './cores.ts'
 import { hasCallgrind, hasPerf, hasWrk } from './tools.ts'
 import { metricSample } from './metric-sample.ts'
+import { sqlitePath } from '../lib/stores/open-store.ts'
 
 const { values: args } = parseArgs({
   options: {
@@ -177,7 +178,7 @@ async function launch (spec: SystemSpec, extraEnv: Record<string, string> = {}):
   // would be replays of earlier ones.
   const database = extraEnv.DATABASE_URL ?? spec.env?.DATABASE_URL
   const onPostgres = database === pgUrl
-  const sqliteFile = spec.script === SERVICE && database?.startsWith('file:') === true ? database.slice('file:'.length) : undefined
+  const sqliteFile = spec.script === SERVICE && database !== undefined ? sqlitePath(database) : undefined
   // Where it runs, as Linux says: the table states it, and a server not
   // where the bench meant it to be would make every figure of it wrong.
   const cores = coresOf(child.pid!) ?? 'unknown'
@@ -558,7 +559,8 @@ async function postgresBenchUrl (): Promise<string | undefined> {
 // For a system on a SQLite file, a fresh file of its own (`purpose`), so
 // that a launch after the rounds starts as they did, on an empty store.
 function emptyFile (spec: SystemSpec, purpose: string): Record<string, string> {
-  return spec.env?.DATABASE_URL?.startsWith('file:') === true ? { DATABASE_URL: `file:${join(scratch, `${purpose}-${spec.key}.db`)}` } : {}
+  const url = spec.env?.DATABASE_URL
+  return url !== undefined && sqlitePath(url) !== undefined ? { DATABASE_URL: `file:${join(scratch, `${purpose}-${spec.key}.db`)}` } : {}
 }
 
 // What a system's database holds: its plants with ids from `first` on (an
@@ -569,8 +571,7 @@ async function stored (system: Running, first = FIRST_ID): Promise<{ from: numbe
   if (system.sqliteFile !== undefined) {
     const db = new DatabaseSync(system.sqliteFile, { readOnly: true })
     try {
-      const row = db.prepare(storedSql('?')).get(first) as { from: number, largest: number }
-      return { from: Number(row.from), largest: Number(row.largest) }
+      return db.prepare(storedSql('?')).get(first) as { from: number, largest: number }
     } finally {
       db.close()
     }
@@ -993,6 +994,15 @@ if (scale.length > 0) {
   }
 }
 
+// A table of counts, all threads and the main thread, each over `baseKey`'s.
+function instructionTable (systems: SystemSpec[], baseKey: string, baseName: string, digits: number): void {
+  const base = instructions[baseKey]
+  lines.push(`| System | instructions per create, all threads | × ${baseName} | main thread | main thread, × ${baseName} |`, '|---|---|---|---|---|')
+  for (const spec of systems) {
+    const { all, main } = instructions[spec.key]!
+    lines.push(`| ${spec.name} | ${fmt(all)} | ${fmt(all / (base?.all ?? Number.NaN), digits)} | ${fmt(main)} | ${fmt(main / (base?.main ?? Number.NaN), digits)} |`)
+  }
+}
 const countedTogether = specs.filter((s) => instructions[s.key] !== undefined && !countedOneByOne.includes(s.key))
 if (countedTogether.length > 0) {
   lines.push('', `### Instructions per create, counted by callgrind: POST /plants (unique ids), ${CONNECTIONS} connections`, '')
@@ -1002,26 +1012,16 @@ if (countedTogether.length > 0) {
     'Work done on a timer weighs more in it than in a real run, as the process runs many times slower under callgrind: ' +
     'the more so for the threads beside the main one (V8\'s optimizing compilers, the garbage collector\'s helpers), whose work follows the clock more than the creates. ' +
     'The main thread\'s own count is given apart.', '')
-  lines.push('| System | instructions per create, all threads | × bare Fastify | main thread | main thread, × bare Fastify |', '|---|---|---|---|---|')
-  const base = instructions.fastify
-  for (const spec of countedTogether) {
-    const { all, main } = instructions[spec.key]!
-    lines.push(`| ${spec.name} | ${fmt(all)} | ${fmt(all / (base?.all ?? Number.NaN), 2)} | ${fmt(main)} | ${fmt(main / (base?.main ?? Number.NaN), 2)} |`)
-  }
+  instructionTable(countedTogether, 'fastify', 'bare Fastify', 2)
 }
 const countedAlone = specs.filter((s) => instructions[s.key] !== undefined && countedOneByOne.includes(s.key))
 if (countedAlone.length > 0) {
-  const off = instructions['sqlite-nowebhooks']
   lines.push('', '### Instructions per durable create, counted by callgrind: POST /plants (unique ids), 1 connection', '')
   lines.push('The same count, of the durable SQLite service with webhooks on (nobody subscribed) and off, at 1 connection, where each create is a commit of its own: ' +
     'the two differ by what webhooks cost a create when nobody subscribes (the check for subscribers in each create\'s transaction, the dispatcher\'s poll), ' +
     'not by how creates batched. The fsync is the kernel\'s: not in the count. One launch\'s count moves by some 5 % from the next\'s (a window of creates ' +
     'holds a collection or a recompile or not), more than the target\'s 3 %: no target reads this table.', '')
-  lines.push('| System | instructions per create, all threads | × webhooks off | main thread | main thread, × webhooks off |', '|---|---|---|---|---|')
-  for (const spec of countedAlone) {
-    const { all, main } = instructions[spec.key]!
-    lines.push(`| ${spec.name} | ${fmt(all)} | ${fmt(all / (off?.all ?? Number.NaN), 3)} | ${fmt(main)} | ${fmt(main / (off?.main ?? Number.NaN), 3)} |`)
-  }
+  instructionTable(countedAlone, 'sqlite-nowebhooks', 'webhooks off', 3)
 }
 if (uncounted.length > 0) lines.push('', `No instruction count, as requests failed while counting: ${uncounted.join('; ')}.`)
 
