@@ -108,75 +108,70 @@ function sourceOf (symbol: string, root: string): string {
   return local.startsWith('..') ? 'unnamed' : local.split('/').slice(0, -1).join('/') || local
 }
 
+// A send over loopback delivers to the other end's socket within the
+// sender's syscall; the function that makes that socket readable, and
+// wakes its waiter, is the mark of the wake-up in a sample's call chain
+// (perf's `parent` of the sample).
+const WAKING = 'sock_def_readable'
+
+const WRITER_COMM = threadComm(WRITER_THREAD_NAME)
+
 /**
  * What perf recorded in `file`, split by where the samples fell; `root` is
  * the repository, whose directories name the service's own JavaScript
  * (dist/lib) and the baselines' (bench/systems). With `report`, the full
  * list by symbol is written there too. Run before the map of the sampled
  * process (/tmp/perf-PID.map) is gone: `forget` removes it.
+ *
+ * One pass of `perf report` gives every sample's thread (as perf's `pid`
+ * column writes it, `id:name`: the main thread's id is the process's, the
+ * SQLite writer is found by its name), its symbol and whether its call
+ * chain passes through WAKING.
  */
 export async function splitPerf (file: string, pid: number, root: string, report?: string): Promise<CpuSplit> {
   const node = basename(process.execPath)
-  const split: CpuSplit = { by: { kernel: 0, javascript: 0, runtime: 0, gc: 0, compiler: 0, node: 0, libraries: 0 }, wakeups: await wakeupsIn(file), threads: await threadsIn(file, pid), sources: [] }
+  const split: CpuSplit = { by: { kernel: 0, javascript: 0, runtime: 0, gc: 0, compiler: 0, node: 0, libraries: 0 }, wakeups: 0, threads: { main: 0, writer: 0 }, sources: [] }
   const sources = new Map<string, number>()
-  const rows = await samplesBy(file, 'dso,sym')
-  for (const { samples, values: [dso, symbol] } of rows) {
+  const symbols = new Map<string, number>()
+  const { rows, stdout } = await samplesBy(file, 'pid,dso,sym,parent', '-p', `^${WAKING}$`)
+  let threads = 0
+  for (const { samples, values: [thread, dso, symbol, parent] } of rows) {
+    const named = /^(\d+):(.*)$/.exec(thread!)
+    if (named !== null) {
+      threads++
+      if (Number(named[1]) === pid) split.threads.main += samples
+      else if (named[2] === WRITER_COMM) split.threads.writer += samples
+    }
+    if (parent === WAKING) split.wakeups += samples
     const category = categoryOf(dso!, symbol!, node)
     split.by[category] += samples
     if (category === 'javascript' && !symbol!.startsWith('[.] Builtins_')) {
       const source = sourceOf(symbol!, root)
       sources.set(source, (sources.get(source) ?? 0) + samples)
     }
+    const key = `${dso}\t${symbol}`
+    symbols.set(key, (symbols.get(key) ?? 0) + samples)
   }
+  // (perf may refuse a sort key and still exit 0: a split without threads is no split.)
+  if (threads === 0) throw new Error(`perf report gave no thread of process ${pid}; it wrote: ${stdout.slice(0, 2000) || 'nothing'}`)
   split.sources = [...sources].sort((a, b) => b[1] - a[1])
-  // (Largest first: perf lists them by its sort keys.)
-  if (report !== undefined) await writeFile(report, rows.sort((a, b) => b.samples - a.samples).map(({ line }) => line).join('\n') + '\n')
+  if (report !== undefined) await writeFile(report, [...symbols].sort((a, b) => b[1] - a[1]).map(([key, samples]) => `${samples}\t${key}`).join('\n') + '\n')
   return split
 }
 
-// A send over loopback delivers to the other end's socket within the
-// sender's syscall; the function that makes that socket readable, and
-// wakes its waiter, is the mark of the wake-up in a sample's call chain.
-const WAKING = 'sock_def_readable'
-
-// perf's report of `file` by its sort keys (`dso,sym`): each row's samples,
-// the keys' values, and the line as perf wrote it.
-interface ReportRow { samples: number, values: string[], line: string }
-async function samplesBy (file: string, keys: string, ...options: string[]): Promise<ReportRow[]> {
+// perf's report of `file` by its sort keys: each row's samples and the
+// keys' values, and what perf wrote.
+interface ReportRow { samples: number, values: string[] }
+async function samplesBy (file: string, keys: string, ...options: string[]): Promise<{ rows: ReportRow[], stdout: string }> {
   const { stdout } = await promisify(execFile)('perf', ['report', '-i', file, '--no-children', '--sort', keys, ...options, '-F', `sample,${keys}`, '--stdio', '-q', '-g', 'none', '-t', '\t'],
     { maxBuffer: 256 * 1024 * 1024 })
   const width = keys.split(',').length
-  return stdout.split('\n').flatMap((line): ReportRow[] => {
+  const rows = stdout.split('\n').flatMap((line): ReportRow[] => {
     const [count, ...values] = line.split('\t').map((part) => part.trim())
     const samples = Number(count)
-    return values.length >= width && Number.isFinite(samples) ? [{ samples, values, line }] : []
+    return values.length >= width && Number.isFinite(samples) ? [{ samples, values }] : []
   })
-}
-
-// The samples whose call chain passes through WAKING (perf's `parent`).
-async function wakeupsIn (file: string): Promise<number> {
-  const rows = await samplesBy(file, 'parent', '-p', `^${WAKING}$`)
-  return rows.reduce((sum, { samples, values: [parent] }) => parent === WAKING ? sum + samples : sum, 0)
-}
-
-const WRITER_COMM = threadComm(WRITER_THREAD_NAME)
-
-// The samples of the main thread (its id is the process's) and of the
-// SQLite writer (by its name), as perf's `pid` column shows them: each
-// thread's `id:name`.
-async function threadsIn (file: string, pid: number): Promise<CpuSplit['threads']> {
-  const threads = { main: 0, writer: 0 }
-  let found = 0
-  for (const { samples, values: [thread] } of await samplesBy(file, 'pid')) {
-    const named = /^(\d+):(.*)$/.exec(thread!)
-    if (named === null) continue
-    found++
-    if (Number(named[1]) === pid) threads.main += samples
-    else if (named[2] === WRITER_COMM) threads.writer += samples
-  }
-  // (perf may refuse a sort key and still exit 0: a split without threads is no split.)
-  if (found === 0) throw new Error(`perf report gave no thread of process ${pid}`)
-  return threads
+  return { rows, stdout }
 }
 
 /** Removes the map Node wrote for perf. */
