@@ -15,7 +15,7 @@ import { hasCallgrind, hasPerf, hasWrk } from '../bench/tools.ts'
 const EVERY_CORE = process.platform === 'linux' ? formatCores(allowedCores()) : 'unknown'
 
 // Nine servers start, are seeded and loaded briefly, four more for the
-// scale curve, four under valgrind and three sampled by perf: more than tap's default.
+// scale curve, five under valgrind and three sampled by perf: more than tap's default.
 t.setTimeout(780_000)
 
 t.test('npm run bench -- --smoke runs every system and writes its table', async (t) => {
@@ -47,9 +47,9 @@ t.test('npm run bench -- --smoke runs every system and writes its table', async 
   t.match(written, new RegExp(`^\\| start-up to listening ≤ 400 ms \\(SQLite, fresh file, every core\\) \\| [\\d,]+ ms on cores ${EVERY_CORE} \\(`, 'm'), 'start-up on every core')
   for (const store of ['memory', 'sqlite']) t.match(written, new RegExp(`^\\| RSS after [\\d,]+ creates ≤ 120 MB \\(${store}\\) \\| [\\d,]+\\.\\d MB \\| (yes|\\*\\*no\\*\\*) \\|$`, 'm'), `RSS, ${store}`)
   t.match(written, /^For scale, not a target: bare Fastify \+ Map held [\d,]+ MB after the same [\d,]+ creates\.$/m, 'bare Fastify\'s RSS beside them')
-  // Instructions per create, where valgrind is installed (smoke: two systems).
+  // Instructions per create, where valgrind is installed (smoke: three systems).
   if (hasCallgrind()) {
-    for (const system of ['service, memory store', 'baseline: bare Fastify \\+ Map']) {
+    for (const system of ['service, memory store', 'service, memory store, metrics off', 'baseline: bare Fastify \\+ Map']) {
       t.match(written, new RegExp(`^\\| ${system} \\| [\\d,]+ \\| [\\d.]+ \\| [\\d,]+ \\| [\\d.]+ \\|$`, 'm'), `${system}: instructions per create, all threads and the main thread`)
     }
     // The durable service with webhooks on and off, one create at a time,
