@@ -134,13 +134,13 @@ export async function splitPerf (file: string, pid: number, root: string, report
   const sources = new Map<string, number>()
   const symbols = new Map<string, number>()
   const { rows, stdout } = await samplesBy(file, 'pid,dso,sym,parent', '-p', `^${WAKING}$`)
-  let threads = 0
+  let named = 0
   for (const { samples, values: [thread, dso, symbol, parent] } of rows) {
-    const named = /^(\d+):(.*)$/.exec(thread!)
-    if (named !== null) {
-      threads++
-      if (Number(named[1]) === pid) split.threads.main += samples
-      else if (named[2] === WRITER_COMM) split.threads.writer += samples
+    const id = /^(\d+):(.*)$/.exec(thread!)
+    if (id !== null) {
+      named++
+      if (Number(id[1]) === pid) split.threads.main += samples
+      else if (id[2] === WRITER_COMM) split.threads.writer += samples
     }
     if (parent === WAKING) split.wakeups += samples
     const category = categoryOf(dso!, symbol!, node)
@@ -153,7 +153,7 @@ export async function splitPerf (file: string, pid: number, root: string, report
     symbols.set(key, (symbols.get(key) ?? 0) + samples)
   }
   // (perf may refuse a sort key and still exit 0: a split without threads is no split.)
-  if (threads === 0) throw new Error(`perf report gave no thread of process ${pid}; it wrote: ${stdout.slice(0, 2000) || 'nothing'}`)
+  if (named === 0) throw new Error(`perf report gave no thread of process ${pid}; it wrote: ${stdout.slice(0, 2000) || 'nothing'}`)
   split.sources = [...sources].sort((a, b) => b[1] - a[1])
   if (report !== undefined) await writeFile(report, [...symbols].sort((a, b) => b[1] - a[1]).map(([key, samples]) => `${samples}\t${key}`).join('\n') + '\n')
   return split
