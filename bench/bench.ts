@@ -752,9 +752,9 @@ const instructions: Record<string, { all: number, main: number }> = {}
 // Systems whose count had failed requests in it: named under the table.
 const uncounted: string[] = []
 const hasValgrind = hasCallgrind()
-// (The memory store with metrics off too: what metrics cost a create is a
-// few per cent, below what the rounds' rates resolve, and the count's
-// difference gives it.)
+// (The memory store with metrics off too, here and so in perf's split:
+// what metrics cost a create is a few per cent, below what the rounds'
+// rates resolve, and the count's difference gives it.)
 const counting = ['fastify', 'http', 'memory', 'memory-nometrics', 'express'].filter((key) => !args.smoke || ['fastify', 'memory', 'memory-nometrics'].includes(key))
 // And the durable service with webhooks on (nobody subscribed) and off, at
 // 1 connection: every create a commit of its own, so that the two counts

@@ -133,7 +133,7 @@ export async function splitPerf (file: string, pid: number, root: string, report
   const split: CpuSplit = { by: { kernel: 0, javascript: 0, runtime: 0, gc: 0, compiler: 0, node: 0, libraries: 0 }, wakeups: 0, threads: { main: 0, writer: 0 }, sources: [] }
   const sources = new Map<string, number>()
   const symbols = new Map<string, number>()
-  const { rows, stdout } = await samplesBy(file, 'pid,dso,sym,parent', '-p', `^${WAKING}$`)
+  const { rows, output } = await samplesBy(file, 'pid,dso,sym,parent', '-p', `^${WAKING}$`)
   let named = 0
   for (const { samples, values: [thread, dso, symbol, parent] } of rows) {
     const id = /^(\d+):(.*)$/.exec(thread!)
@@ -153,17 +153,17 @@ export async function splitPerf (file: string, pid: number, root: string, report
     symbols.set(key, (symbols.get(key) ?? 0) + samples)
   }
   // (perf may refuse a sort key and still exit 0: a split without threads is no split.)
-  if (named === 0) throw new Error(`perf report gave no thread of process ${pid}; it wrote: ${stdout.slice(0, 2000) || 'nothing'}`)
+  if (named === 0) throw new Error(`perf report gave no thread of process ${pid}; it wrote: ${output.slice(0, 2000) || 'nothing'}`)
   split.sources = [...sources].sort((a, b) => b[1] - a[1])
   if (report !== undefined) await writeFile(report, [...symbols].sort((a, b) => b[1] - a[1]).map(([key, samples]) => `${samples}\t${key}`).join('\n') + '\n')
   return split
 }
 
 // perf's report of `file` by its sort keys: each row's samples and the
-// keys' values, and what perf wrote.
+// keys' values, and what perf wrote (a refused key goes to its stderr).
 interface ReportRow { samples: number, values: string[] }
-async function samplesBy (file: string, keys: string, ...options: string[]): Promise<{ rows: ReportRow[], stdout: string }> {
-  const { stdout } = await promisify(execFile)('perf', ['report', '-i', file, '--no-children', '--sort', keys, ...options, '-F', `sample,${keys}`, '--stdio', '-q', '-g', 'none', '-t', '\t'],
+async function samplesBy (file: string, keys: string, ...options: string[]): Promise<{ rows: ReportRow[], output: string }> {
+  const { stdout, stderr } = await promisify(execFile)('perf', ['report', '-i', file, '--no-children', '--sort', keys, ...options, '-F', `sample,${keys}`, '--stdio', '-q', '-g', 'none', '-t', '\t'],
     { maxBuffer: 256 * 1024 * 1024 })
   const width = keys.split(',').length
   const rows = stdout.split('\n').flatMap((line): ReportRow[] => {
@@ -171,7 +171,7 @@ async function samplesBy (file: string, keys: string, ...options: string[]): Pro
     const samples = Number(count)
     return values.length >= width && Number.isFinite(samples) ? [{ samples, values }] : []
   })
-  return { rows, stdout }
+  return { rows, output: stdout + stderr }
 }
 
 /** Removes the map Node wrote for perf. */

@@ -15,7 +15,7 @@ import { hasCallgrind, hasPerf, hasWrk } from '../bench/tools.ts'
 const EVERY_CORE = process.platform === 'linux' ? formatCores(allowedCores()) : 'unknown'
 
 // Nine servers start, are seeded and loaded briefly, four more for the
-// scale curve, five under valgrind and three sampled by perf: more than tap's default.
+// scale curve, five under valgrind and four sampled by perf: more than tap's default.
 t.setTimeout(780_000)
 
 t.test('npm run bench -- --smoke runs every system and writes its table', async (t) => {
@@ -59,7 +59,7 @@ t.test('npm run bench -- --smoke runs every system and writes its table', async 
     t.match(alone, /^\| service, SQLite \(durable\), webhooks off \| [\d,]+ \| 1\.000 \| [\d,]+ \| 1\.000 \|$/m, 'webhooks off, the base')
     t.notMatch(written, /^\| instructions per durable create/m, 'no target reads it')
   }
-  // Where a create's CPU goes, where perf may sample (smoke: three
+  // Where a create's CPU goes, where perf may sample (smoke: four
   // systems): by thread (main, SQLite writer, the rest), the split's seven
   // parts and the kernel's wake-ups, and the JIT's code by source.
   if (hasPerf()) {
