@@ -755,17 +755,14 @@ const hasValgrind = hasCallgrind()
 // (The memory store with metrics off too, here and so in perf's split:
 // what metrics cost a create is a few per cent, below what the rounds'
 // rates resolve, and the count's difference gives it.)
-const counting = ['fastify', 'http', 'memory', 'memory-nometrics', 'express'].filter((key) => !args.smoke || ['fastify', 'memory', 'memory-nometrics'].includes(key))
+const counting = ['fastify', 'memory', 'memory-nometrics', ...(args.smoke ? [] : ['http', 'express'])]
 // And the durable service with webhooks on (nobody subscribed) and off, at
 // 1 connection: every create a commit of its own, so that the two counts
 // differ by what webhooks cost a create when nobody subscribes and by
 // nothing else (at 32 connections, by how creates happened to batch). The
 // issue's "within 3 %" is finer than the rounds' creates/s can resolve
 // (the A/A control's spread). (The fsync is the kernel's: not counted.)
-// Nor can this count: one launch's moved by some 5 % from the next's, and
-// the ratio of a pair from 0.969 to 1.062 in five runs (2026-11-30), the
-// median of three launches each no steadier: the table gives it, as what
-// webhooks cost is near zero, but no target reads it.
+// Nor can this count, as the table's text says: no target reads it.
 const countedOneByOne = ['sqlite', 'sqlite-nowebhooks']
 if (!hasValgrind) log('bench: valgrind (callgrind) not installed; no instruction counts')
 if (args.profiles) await mkdir(args.profiles, { recursive: true })
