@@ -47,12 +47,12 @@ const { values: args } = parseArgs({
 })
 
 // (counted: creates whose instructions are counted, after `warm` creates
-// that bring the JIT to its steady state.)
+// that bring the JIT to its steady state, in each of `launches` processes.)
 const preset = args.smoke
-  ? { rounds: 1, duration: 0.2, memoryCreates: 1_000, startups: 1, seeded: 50, instructions: { warm: 200, counted: 50 } }
+  ? { rounds: 1, duration: 0.2, memoryCreates: 1_000, startups: 1, seeded: 50, instructions: { warm: 200, counted: 50, launches: 2 } }
   : args.quick
-    ? { rounds: 2, duration: 0.8, memoryCreates: 20_000, startups: 2, seeded: 1000, instructions: { warm: 5_000, counted: 1_000 } }
-    : { rounds: 9, duration: 2, memoryCreates: 100_000, startups: 5, seeded: 1000, instructions: { warm: 30_000, counted: 5_000 } }
+    ? { rounds: 2, duration: 0.8, memoryCreates: 20_000, startups: 2, seeded: 1000, instructions: { warm: 5_000, counted: 1_000, launches: 1 } }
+    : { rounds: 9, duration: 2, memoryCreates: 100_000, startups: 5, seeded: 1000, instructions: { warm: 30_000, counted: 5_000, launches: 3 } }
 const ROUNDS = Number(args.rounds ?? preset.rounds)
 const DURATION = Number(args.duration ?? preset.duration)
 const CONNECTIONS = 32
@@ -748,7 +748,7 @@ for (const spec of specs.filter((s) => s.key === 'memory' || s.key === 'sqlite' 
 // the rest is V8's helper threads (its optimizing compilers, the GC's
 // helpers), whose work follows the clock more than the creates, and the
 // clock runs many times slower under callgrind.
-const instructions: Record<string, { all: number, main: number }> = {}
+const instructions: Record<string, { all: number[], main: number[] }> = {}
 // Systems whose count had failed requests in it: named under the table.
 const uncounted: string[] = []
 const hasValgrind = hasCallgrind()
@@ -766,15 +766,16 @@ const counting = ['fastify', 'memory', 'memory-nometrics', ...(args.smoke ? [] :
 const countedOneByOne = ['sqlite', 'sqlite-nowebhooks']
 if (!hasValgrind) log('bench: valgrind (callgrind) not installed; no instruction counts')
 if (args.profiles) await mkdir(args.profiles, { recursive: true })
-for (const spec of hasValgrind ? specs.filter((s) => counting.includes(s.key) || countedOneByOne.includes(s.key)) : []) {
+// One launch's count of `spec`, per create; none when requests failed.
+async function countInstructions (spec: SystemSpec, launchNo: number): Promise<{ all: number, main: number } | undefined> {
   const counted: Workload = countedOneByOne.includes(spec.key) ? 'create1' : 'create'
-  const out = join(scratch, `callgrind-${spec.key}`)
+  const out = join(scratch, `callgrind-${spec.key}-${launchNo}`)
   // The service's overload check runs as by default, but its event-loop
   // limit is out of reach: valgrind slows the process many times over, and
   // its pauses are no overload of the service's own (503s, seen on a slow
   // machine).
   const system = await launch({ ...spec, wrap: ['valgrind', '--tool=callgrind', '--instr-atstart=no', '--smc-check=all-non-file', '--separate-threads=yes', `--callgrind-out-file=${out}`] },
-    spec.script === SERVICE ? { MAX_EVENT_LOOP_DELAY: String(10 * 60_000), ...emptyFile(spec, 'callgrind') } : {})
+    spec.script === SERVICE ? { MAX_EVENT_LOOP_DELAY: String(10 * 60_000), ...emptyFile(spec, `callgrind-${launchNo}`) } : {})
   const control = (...argv: string[]) => execFileSync('callgrind_control', [...argv, String(system.child.pid)], { stdio: 'ignore' })
   try {
     await load(system, 'create', { amount: preset.instructions.warm })
@@ -783,13 +784,13 @@ for (const spec of hasValgrind ? specs.filter((s) => counting.includes(s.key) ||
     control('-z')
     const { answered, non2xx, errors, statuses } = await load(system, counted, { amount: preset.instructions.counted })
     control('-d')
-    // (A count with failed requests in it would be of other work: none is
-    // reported for that system, and the run goes on to write its table.)
+    // (A count with failed requests in it would be of other work: that
+    // launch is left out, and the run goes on to write its table.)
     if (non2xx + errors > 0) {
       const seen = Object.entries(statuses ?? {}).map(([status, count]) => `${count} × ${status}`).join(', ')
-      log(`instructions: ${spec.name}: ${non2xx} non-2xx answers${seen ? ` (${seen})` : ''} and ${errors} errors while counting; no count`)
-      uncounted.push(`${spec.name} (${non2xx} non-2xx answers${seen ? `: ${seen}` : ''}, ${errors} errors)`)
-      continue
+      log(`instructions: ${spec.name}, launch ${launchNo}: ${non2xx} non-2xx answers${seen ? ` (${seen})` : ''} and ${errors} errors while counting; no count`)
+      uncounted.push(`${spec.name}, launch ${launchNo} (${non2xx} non-2xx answers${seen ? `: ${seen}` : ''}, ${errors} errors)`)
+      return undefined
     }
     // (The dump is a file per thread, `${out}.1-NN`, the main thread's
     // 01; `totals:` is that thread's count since -z.)
@@ -802,13 +803,27 @@ for (const spec of hasValgrind ? specs.filter((s) => counting.includes(s.key) ||
       if (totals === undefined) throw new Error(`${spec.name}: callgrind's dump ${dump} has no totals line`)
       all += Number(totals)
       if (dump.endsWith('.1-01')) main = Number(totals)
-      if (args.profiles) await copyFile(join(scratch, dump), join(args.profiles, `callgrind.${spec.key}${dump.slice(basename(out).length + 2)}`))
+      // (The first launch's profiles.)
+      if (args.profiles && launchNo === 1) await copyFile(join(scratch, dump), join(args.profiles, `callgrind.${spec.key}${dump.slice(basename(out).length + 2)}`))
     }
-    instructions[spec.key] = { all: all / answered, main: main / answered }
-    log(`instructions: ${spec.name.padEnd(44)} ${Math.round(all / answered)} per create, ${Math.round(main / answered)} on the main thread`)
+    log(`instructions: ${`${spec.name}, launch ${launchNo}`.padEnd(54)} ${Math.round(all / answered)} per create, ${Math.round(main / answered)} on the main thread`)
+    return { all: all / answered, main: main / answered }
   } finally {
     await stop(system)
   }
+}
+// Each system counted in `launches` processes of its own, one after the
+// other: a count moves from one launch to the next by more than some of
+// the differences it is read for (where V8 and malloc put things, what
+// the JIT chose, whether a window of creates holds a collection), and
+// the table gives that spread beside the median.
+for (const spec of hasValgrind ? specs.filter((s) => counting.includes(s.key) || countedOneByOne.includes(s.key)) : []) {
+  const counts: Array<{ all: number, main: number }> = []
+  for (let launchNo = 1; launchNo <= preset.instructions.launches; launchNo++) {
+    const count = await countInstructions(spec, launchNo)
+    if (count !== undefined) counts.push(count)
+  }
+  if (counts.length > 0) instructions[spec.key] = { all: counts.map((c) => c.all), main: counts.map((c) => c.main) }
 }
 
 // Where a create's CPU goes, sampled by perf at full speed: the same
@@ -994,20 +1009,25 @@ if (scale.length > 0) {
   }
 }
 
-// A table of counts, all threads and the main thread, each over `baseKey`'s.
+// A table of counts, all threads and the main thread: the medians over
+// launches, each over `baseKey`'s, and the launches' lowest and highest.
 function instructionTable (systems: SystemSpec[], baseKey: string, baseName: string, digits: number): void {
   const base = instructions[baseKey]
-  lines.push(`| System | instructions per create, all threads | × ${baseName} | main thread | main thread, × ${baseName} |`, '|---|---|---|---|---|')
+  const range = (counts: number[]) => `${fmt(Math.min(...counts))}–${fmt(Math.max(...counts))}`
+  lines.push(`| System | instructions per create, all threads | × ${baseName} | main thread | main thread, × ${baseName} | launches | all threads, lowest–highest | main thread, lowest–highest |`, '|---|---|---|---|---|---|---|---|')
   for (const spec of systems) {
     const { all, main } = instructions[spec.key]!
-    lines.push(`| ${spec.name} | ${fmt(all)} | ${fmt(all / (base?.all ?? Number.NaN), digits)} | ${fmt(main)} | ${fmt(main / (base?.main ?? Number.NaN), digits)} |`)
+    lines.push(`| ${spec.name} | ${fmt(median(all))} | ${fmt(median(all) / (base ? median(base.all) : Number.NaN), digits)} | ${fmt(median(main))} | ${fmt(median(main) / (base ? median(base.main) : Number.NaN), digits)} | ` +
+      `${all.length} | ${range(all)} | ${range(main)} |`)
   }
 }
 const countedTogether = specs.filter((s) => instructions[s.key] !== undefined && !countedOneByOne.includes(s.key))
 if (countedTogether.length > 0) {
   lines.push('', `### Instructions per create, counted by callgrind: POST /plants (unique ids), ${CONNECTIONS} connections`, '')
   lines.push(`Each system under valgrind's callgrind, after ${fmt(preset.instructions.warm)} creates that warm its JIT up: the instructions its threads ran ` +
-    `in user space over the next ${fmt(preset.instructions.counted)} creates, per create. The kernel's network work and what cache misses cost are not in it, ` +
+    `in user space over the next ${fmt(preset.instructions.counted)} creates, per create; the median of ${preset.instructions.launches} launches, each a process of its own, and their lowest and highest. ` +
+    'Two launches of one build differ by more than their code (where V8 and malloc put things, what the JIT chose, whether the window holds a collection): ' +
+    'a difference between two systems inside their launches\' spread is not resolved. The kernel\'s network work and what cache misses cost are not in it, ' +
     'so it is a floor under the CPU time above; unlike that time, it does not move with the machine\'s speed. ' +
     'Work done on a timer weighs more in it than in a real run, as the process runs many times slower under callgrind: ' +
     'the more so for the threads beside the main one (V8\'s optimizing compilers, the garbage collector\'s helpers), whose work follows the clock more than the creates. ' +
@@ -1020,11 +1040,11 @@ if (countedAlone.length > 0) {
   lines.push('', '### Instructions per durable create, counted by callgrind: POST /plants (unique ids), 1 connection', '')
   lines.push('The same count, of the durable SQLite service with webhooks on (nobody subscribed) and off, at 1 connection, where each create is a commit of its own: ' +
     'the two differ by what webhooks cost a create when nobody subscribes (the check for subscribers in each create\'s transaction, the dispatcher\'s poll), ' +
-    'not by how creates batched. The fsync is the kernel\'s: not in the count. One launch\'s count moves by some 5 % from the next\'s (a window of creates ' +
+    'not by how creates batched. The fsync is the kernel\'s: not in the count. Its launches have differed by some 5 % (a window of creates ' +
     'holds a collection or a recompile or not), more than the target\'s 3 %: no target reads this table.', '')
   instructionTable(countedAlone, 'sqlite-nowebhooks', 'webhooks off', 3)
 }
-if (uncounted.length > 0) lines.push('', `No instruction count, as requests failed while counting: ${uncounted.join('; ')}.`)
+if (uncounted.length > 0) lines.push('', `Launches left out of the instruction counts, as requests failed while counting: ${uncounted.join('; ')}.`)
 
 if (Object.keys(sampled).length > 0) {
   lines.push('', `### Where a create's CPU goes, sampled by perf: POST /plants (unique ids), ${CONNECTIONS} connections`, '')
