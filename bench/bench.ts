@@ -749,7 +749,7 @@ for (const spec of specs.filter((s) => s.key === 'memory' || s.key === 'sqlite' 
 // helpers), whose work follows the clock more than the creates, and the
 // clock runs many times slower under callgrind.
 const instructions: Record<string, { all: number[], main: number[] }> = {}
-// Systems whose count had failed requests in it: named under the table.
+// Launches whose count had failed requests in it: named under the table.
 const uncounted: string[] = []
 const hasValgrind = hasCallgrind()
 // (The memory store with metrics off too, here and so in perf's split:
@@ -767,7 +767,8 @@ const countedOneByOne = ['sqlite', 'sqlite-nowebhooks']
 if (!hasValgrind) log('bench: valgrind (callgrind) not installed; no instruction counts')
 if (args.profiles) await mkdir(args.profiles, { recursive: true })
 // One launch's count of `spec`, per create; none when requests failed.
-async function countInstructions (spec: SystemSpec, launchNo: number): Promise<{ all: number, main: number } | undefined> {
+// Its profiles go to --profiles when `keep`.
+async function countInstructions (spec: SystemSpec, launchNo: number, keep: boolean): Promise<{ all: number, main: number } | undefined> {
   const counted: Workload = countedOneByOne.includes(spec.key) ? 'create1' : 'create'
   const out = join(scratch, `callgrind-${spec.key}-${launchNo}`)
   // The service's overload check runs as by default, but its event-loop
@@ -803,27 +804,31 @@ async function countInstructions (spec: SystemSpec, launchNo: number): Promise<{
       if (totals === undefined) throw new Error(`${spec.name}: callgrind's dump ${dump} has no totals line`)
       all += Number(totals)
       if (dump.endsWith('.1-01')) main = Number(totals)
-      // (The first launch's profiles.)
-      if (args.profiles && launchNo === 1) await copyFile(join(scratch, dump), join(args.profiles, `callgrind.${spec.key}${dump.slice(basename(out).length + 2)}`))
+      if (args.profiles && keep) await copyFile(join(scratch, dump), join(args.profiles, `callgrind.${spec.key}${dump.slice(basename(out).length + 2)}`))
     }
     log(`instructions: ${`${spec.name}, launch ${launchNo}`.padEnd(54)} ${Math.round(all / answered)} per create, ${Math.round(main / answered)} on the main thread`)
     return { all: all / answered, main: main / answered }
   } finally {
     await stop(system)
+    // (Each launch's dumps, a file per thread, once read.)
+    for (const name of await readdir(scratch)) if (name.startsWith(`${basename(out)}.`)) await rm(join(scratch, name), { force: true })
   }
 }
-// Each system counted in `launches` processes of its own, one after the
-// other: a count moves from one launch to the next by more than some of
-// the differences it is read for (where V8 and malloc put things, what
-// the JIT chose, whether a window of creates holds a collection), and
-// the table gives that spread beside the median.
-for (const spec of hasValgrind ? specs.filter((s) => counting.includes(s.key) || countedOneByOne.includes(s.key)) : []) {
-  const counts: Array<{ all: number, main: number }> = []
-  for (let launchNo = 1; launchNo <= preset.instructions.launches; launchNo++) {
-    const count = await countInstructions(spec, launchNo)
-    if (count !== undefined) counts.push(count)
+// Each system counted in `launches` processes of its own: a count moves
+// from one launch to the next by more than some of the differences it is
+// read for (where V8 and malloc put things, what the JIT chose, whether a
+// window of creates holds a collection), and the table gives that spread
+// beside the median. The launches take turns, as the rounds do, so that
+// the machine's drift falls on every system alike. (Profiles: each
+// system's first launch that counted.)
+for (let launchNo = 1; launchNo <= preset.instructions.launches; launchNo++) {
+  for (const spec of hasValgrind ? specs.filter((s) => counting.includes(s.key) || countedOneByOne.includes(s.key)) : []) {
+    const count = await countInstructions(spec, launchNo, instructions[spec.key] === undefined)
+    if (count === undefined) continue
+    const counts = instructions[spec.key] ??= { all: [], main: [] }
+    counts.all.push(count.all)
+    counts.main.push(count.main)
   }
-  if (counts.length > 0) instructions[spec.key] = { all: counts.map((c) => c.all), main: counts.map((c) => c.main) }
 }
 
 // Where a create's CPU goes, sampled by perf at full speed: the same
@@ -1025,9 +1030,13 @@ const countedTogether = specs.filter((s) => instructions[s.key] !== undefined &&
 if (countedTogether.length > 0) {
   lines.push('', `### Instructions per create, counted by callgrind: POST /plants (unique ids), ${CONNECTIONS} connections`, '')
   lines.push(`Each system under valgrind's callgrind, after ${fmt(preset.instructions.warm)} creates that warm its JIT up: the instructions its threads ran ` +
-    `in user space over the next ${fmt(preset.instructions.counted)} creates, per create; the median of ${preset.instructions.launches} launches, each a process of its own, and their lowest and highest. ` +
-    'Two launches of one build differ by more than their code (where V8 and malloc put things, what the JIT chose, whether the window holds a collection): ' +
-    'a difference between two systems inside their launches\' spread is not resolved. The kernel\'s network work and what cache misses cost are not in it, ' +
+    `in user space over the next ${fmt(preset.instructions.counted)} creates, per create; ` +
+    (preset.instructions.launches > 1
+      ? `the median of its launches, each a process of its own (${preset.instructions.launches} run in turns; "launches" counts those that counted), and their lowest and highest. ` +
+        'Two launches of one build differ by more than their code (where V8 and malloc put things, what the JIT chose, whether the window holds a collection): ' +
+        'a difference between two systems inside their launches\' spread is not resolved. '
+      : 'one launch each, which says nothing of how far the next launch\'s count would be (a full run makes three). ') +
+    'The kernel\'s network work and what cache misses cost are not in it, ' +
     'so it is a floor under the CPU time above; unlike that time, it does not move with the machine\'s speed. ' +
     'Work done on a timer weighs more in it than in a real run, as the process runs many times slower under callgrind: ' +
     'the more so for the threads beside the main one (V8\'s optimizing compilers, the garbage collector\'s helpers), whose work follows the clock more than the creates. ' +
@@ -1040,7 +1049,7 @@ if (countedAlone.length > 0) {
   lines.push('', '### Instructions per durable create, counted by callgrind: POST /plants (unique ids), 1 connection', '')
   lines.push('The same count, of the durable SQLite service with webhooks on (nobody subscribed) and off, at 1 connection, where each create is a commit of its own: ' +
     'the two differ by what webhooks cost a create when nobody subscribes (the check for subscribers in each create\'s transaction, the dispatcher\'s poll), ' +
-    'not by how creates batched. The fsync is the kernel\'s: not in the count. Its launches have differed by some 5 % (a window of creates ' +
+    'not by how creates batched. The fsync is the kernel\'s: not in the count. In the runs before this table gave its launches\' spread, one launch\'s count moved by some 5 % from the next\'s (a window of creates ' +
     'holds a collection or a recompile or not), more than the target\'s 3 %: no target reads this table.', '')
   instructionTable(countedAlone, 'sqlite-nowebhooks', 'webhooks off', 3)
 }

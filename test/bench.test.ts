@@ -15,7 +15,8 @@ import { hasCallgrind, hasPerf, hasWrk } from '../bench/tools.ts'
 const EVERY_CORE = process.platform === 'linux' ? formatCores(allowedCores()) : 'unknown'
 
 // Nine servers start, are seeded and loaded briefly, four more for the
-// scale curve, five under valgrind and four sampled by perf: more than tap's default.
+// scale curve, ten under valgrind (five systems, two launches each; 7 min
+// in all here) and four sampled by perf: more than tap's default.
 t.setTimeout(780_000)
 
 t.test('npm run bench -- --smoke runs every system and writes its table', async (t) => {
@@ -50,7 +51,9 @@ t.test('npm run bench -- --smoke runs every system and writes its table', async 
   // Instructions per create, where valgrind is installed (smoke: three systems).
   if (hasCallgrind()) {
     // Each row: the medians of two launches (the smoke run's), each over
-    // the base's, and the launches' lowest and highest, which hold them.
+    // the base's, and the launches' lowest and highest. (That each median
+    // lies within the range beside it checks that the columns are paired
+    // right: all threads' counts and the main thread's are far apart.)
     const countRow = (table: string, system: string, ratio: string, what: string) => {
       const row = new RegExp(`^\\| ${system} \\| ([\\d,]+) \\| (${ratio}) \\| ([\\d,]+) \\| (${ratio}) \\| 2 \\| ([\\d,]+)–([\\d,]+) \\| ([\\d,]+)–([\\d,]+) \\|$`, 'm').exec(table)
       t.ok(row, `${what}: instructions per create, all threads and the main thread, and the launches' spread`)
