@@ -821,8 +821,9 @@ async function countInstructions (spec: SystemSpec, launchNo: number, keep: bool
 // beside the median. The launches take turns, as the rounds do, so that
 // the machine's drift falls on every system alike. (Profiles: each
 // system's first launch that counted.)
+const countedSpecs = hasValgrind ? specs.filter((s) => counting.includes(s.key) || countedOneByOne.includes(s.key)) : []
 for (let launchNo = 1; launchNo <= preset.instructions.launches; launchNo++) {
-  for (const spec of hasValgrind ? specs.filter((s) => counting.includes(s.key) || countedOneByOne.includes(s.key)) : []) {
+  for (const spec of countedSpecs) {
     const count = await countInstructions(spec, launchNo, instructions[spec.key] === undefined)
     if (count === undefined) continue
     const counts = instructions[spec.key] ??= { all: [], main: [] }
@@ -878,6 +879,8 @@ const ratio = (system: string, workload: Workload, pick?: (s: Sample) => number,
   return ratios.length === 0 ? Number.NaN : median(ratios)
 }
 const fmt = (n: number, digits = 0) => Number.isFinite(n) ? n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }) : '–'
+// Values' lowest and highest, `low–high`.
+const range = (values: number[], digits = 0) => `${fmt(Math.min(...values), digits)}–${fmt(Math.max(...values), digits)}`
 
 const lines: string[] = []
 const versions = {
@@ -1018,11 +1021,12 @@ if (scale.length > 0) {
 // launches, each over `baseKey`'s, and the launches' lowest and highest.
 function instructionTable (systems: SystemSpec[], baseKey: string, baseName: string, digits: number): void {
   const base = instructions[baseKey]
-  const range = (counts: number[]) => `${fmt(Math.min(...counts))}–${fmt(Math.max(...counts))}`
+  const baseAll = base ? median(base.all) : Number.NaN
+  const baseMain = base ? median(base.main) : Number.NaN
   lines.push(`| System | instructions per create, all threads | × ${baseName} | main thread | main thread, × ${baseName} | launches | all threads, lowest–highest | main thread, lowest–highest |`, '|---|---|---|---|---|---|---|---|')
   for (const spec of systems) {
     const { all, main } = instructions[spec.key]!
-    lines.push(`| ${spec.name} | ${fmt(median(all))} | ${fmt(median(all) / (base ? median(base.all) : Number.NaN), digits)} | ${fmt(median(main))} | ${fmt(median(main) / (base ? median(base.main) : Number.NaN), digits)} | ` +
+    lines.push(`| ${spec.name} | ${fmt(median(all))} | ${fmt(median(all) / baseAll, digits)} | ${fmt(median(main))} | ${fmt(median(main) / baseMain, digits)} | ` +
       `${all.length} | ${range(all)} | ${range(main)} |`)
   }
 }
@@ -1092,7 +1096,7 @@ if (controlled.length > 0) {
   lines.push('| Workload | req/s, second ÷ first | per-round ratios, lowest–highest |', '|---|---|---|')
   for (const { key, name } of controlled) {
     const perRound = roundRatios('sqlite-again', key, undefined, 'sqlite')
-    lines.push(`| ${name} | ${fmt(ratio('sqlite-again', key, undefined, 'sqlite'), 2)} × | ${fmt(Math.min(...perRound), 2)}–${fmt(Math.max(...perRound), 2)} |`)
+    lines.push(`| ${name} | ${fmt(ratio('sqlite-again', key, undefined, 'sqlite'), 2)} × | ${range(perRound, 2)} |`)
   }
 }
 
